@@ -1,0 +1,20 @@
+"""ftorch: composable function transforms (grad, vjp, jvp, vmap, jit) on MLX.
+
+>>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
+>>> ft.grad(lambda x: fnp.sum(x ** 2))(mx.array([1.0, 2.0])).tolist()
+[2.0, 4.0]
+"""
+
+from ftorch import tree
+from ftorch.core import ShapeDtypeStruct
+from ftorch.transforms import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
+from ftorch import numpy
+from ftorch.primitives.elementwise import stop_gradient
+from ftorch import nn
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian",
+    "stop_gradient", "tree", "numpy", "nn", "ShapeDtypeStruct",
+]

@@ -1,0 +1,454 @@
+"""The core of ftorch: primitives, tracers and the stack of active transforms.
+
+Every array operation bottoms out in ``Primitive.bind``. Outside any
+transform, ``bind`` is one check and one MLX call. Inside transforms, the
+innermost (highest-level) trace among the arguments interprets the primitive
+with the rules the primitive carries (JVP, VJP, batching, shape).
+
+This follows the interpreter design of JAX's autodidax: each transform is a
+``Trace`` subclass living in ``ftorch/transforms/``; a ``MainTrace`` on a
+global stack gives each active transform a level, and tracers from different
+levels never mix, which is what rules out perturbation confusion.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Callable, NamedTuple
+
+import mlx.core as mx
+import numpy as np
+
+__all__ = [
+    "Primitive",
+    "ShapeDtypeStruct",
+    "Trace",
+    "Tracer",
+    "MainTrace",
+    "LeakedTracerError",
+    "registry",
+]
+
+
+class ShapeDtypeStruct(NamedTuple):
+    """The abstract value of an array: its shape and dtype, no data."""
+
+    shape: tuple[int, ...]
+    dtype: mx.Dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+class LeakedTracerError(Exception):
+    """A traced value was used after the transform that made it had finished."""
+
+
+# ----------------------------------------------------------------------------
+# Primitives
+# ----------------------------------------------------------------------------
+
+#: Every primitive by name; tests walk it to make sure each has all its rules.
+registry: dict[str, "Primitive"] = {}
+
+
+class Primitive:
+    """An array operation with all its rules side by side.
+
+    - ``impl(*args, **params)``: the MLX implementation on concrete arrays.
+    - ``jvp(primals, tangents, **params) -> (out, tangent_out)``: forward mode.
+      A tangent of ``None`` is a symbolic zero; the rule may return ``None``.
+    - ``vjp(ct, out, *primals, **params) -> tuple``: reverse mode, one
+      cotangent (or ``None`` for zero / not differentiable) per primal.
+    - ``batch(args, dims, **params) -> (out, out_dim)``: vmap's rule.
+    - ``abstract_eval(*avals, **params)``: the shape/dtype rule. By default it
+      runs ``impl`` on lazy MLX placeholders, which computes nothing (MLX is
+      lazy) and agrees with MLX's own shape inference by construction.
+
+    Rules are written with ftorch ops, so they are differentiable themselves.
+    ``params`` are static, hashable keyword arguments (axes, shapes, dtypes).
+    """
+
+    __slots__ = (
+        "name", "impl", "jvp", "vjp", "batch", "_abstract_eval", "multiple_results",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        impl: Callable,
+        *,
+        jvp: Callable | None = None,
+        vjp: Callable | None = None,
+        batch: Callable | None = None,
+        abstract_eval: Callable | None = None,
+        multiple_results: bool = False,
+    ):
+        if name in registry:
+            raise ValueError(f"primitive {name!r} is defined twice")
+        self.name = name
+        self.impl = impl
+        self.jvp = jvp
+        self.vjp = vjp
+        self.batch = batch
+        self._abstract_eval = abstract_eval
+        self.multiple_results = multiple_results
+        registry[name] = self
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        if not _stack:  # the eager fast path: no transform is active
+            return self.impl(*args, **params)
+        trace = _top_trace(args)
+        if trace is None:
+            return self.impl(*args, **params)
+        return trace.process_primitive(self, [trace.full_raise(a) for a in args], params)
+
+    def abstract_eval(self, *avals: Any, **params: Any) -> Any:
+        if self._abstract_eval is not None:
+            return self._abstract_eval(*avals, **params)
+        placeholders = [
+            mx.zeros(a.shape, a.dtype) if isinstance(a, ShapeDtypeStruct) else a for a in avals
+        ]
+        out = self.impl(*placeholders, **params)
+        if self.multiple_results:
+            return [ShapeDtypeStruct(tuple(o.shape), o.dtype) for o in out]
+        return ShapeDtypeStruct(tuple(out.shape), out.dtype)
+
+    # Rules are usually attached after the functions they use are defined.
+    def def_jvp(self, rule: Callable) -> Callable:
+        self.jvp = rule
+        return rule
+
+    def def_vjp(self, rule: Callable) -> Callable:
+        self.vjp = rule
+        return rule
+
+    def def_batch(self, rule: Callable) -> Callable:
+        self.batch = rule
+        return rule
+
+
+# ----------------------------------------------------------------------------
+# Traces and the transform stack
+# ----------------------------------------------------------------------------
+
+
+class MainTrace:
+    """One active transform: its level on the stack and its private data."""
+
+    __slots__ = ("level", "trace_type", "global_data", "active")
+
+    def __init__(self, level: int, trace_type: type, global_data: Any):
+        self.level = level
+        self.trace_type = trace_type
+        self.global_data = global_data
+        self.active = True
+
+    def __repr__(self) -> str:
+        return f"MainTrace({self.trace_type.__name__}, level={self.level})"
+
+
+_stack: list[MainTrace] = []
+
+
+@contextmanager
+def new_main(trace_type: type, global_data: Any = None):
+    """Push a new transform level for the duration of the block."""
+    main = MainTrace(len(_stack), trace_type, global_data)
+    if not _stack:
+        _install_array_dunders()
+    _stack.append(main)
+    try:
+        yield main
+    finally:
+        main.active = False
+        _stack.pop()
+        if not _stack:
+            _restore_array_dunders()
+
+
+def _top_trace(args) -> "Trace | None":
+    top = None
+    for a in args:
+        if isinstance(a, Tracer):
+            t = a._trace
+            if top is None or t.main.level > top.main.level:
+                top = t
+    if top is not None and not top.main.active:
+        raise _leak_error(top.main)
+    return top
+
+
+def _leak_error(main: MainTrace) -> LeakedTracerError:
+    return LeakedTracerError(
+        f"a value traced by {main.trace_type.__name__} (level {main.level}) was used after "
+        "that transform finished. Return traced values from the transformed function "
+        "instead of storing them in globals or closures."
+    )
+
+
+class Trace:
+    """The interpreter of one transform at one level."""
+
+    __slots__ = ("main",)
+
+    def __init__(self, main: MainTrace):
+        self.main = main
+
+    def pure(self, val: Any) -> "Tracer":  # a value that does not depend on this transform
+        raise NotImplementedError
+
+    lift = pure  # a tracer of a lower level
+
+    def full_raise(self, val: Any) -> "Tracer":
+        if not isinstance(val, Tracer):
+            return self.pure(val)
+        main = val._trace.main
+        if main is self.main:
+            return val
+        if not main.active:
+            raise _leak_error(main)
+        if main.level < self.main.level:
+            return self.lift(val)
+        raise _leak_error(main)
+
+    def process_primitive(self, prim: Primitive, tracers: list, params: dict):
+        raise NotImplementedError
+
+
+# ----------------------------------------------------------------------------
+# Tracers: what user code sees in place of arrays inside a transform
+# ----------------------------------------------------------------------------
+
+
+def _numpy():
+    from ftorch import numpy as fnp
+
+    return fnp
+
+
+class Tracer:
+    """A stand-in for an array inside a transform.
+
+    It supports the operators and methods users write on ``mx.array``; each
+    dispatches to the ``ftorch.numpy`` op of the same name.
+    """
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000  # NumPy defers binary operators to us
+    __array_ufunc__ = None
+
+    # Subclasses define ``aval`` (a ShapeDtypeStruct) and ``concrete``.
+    @property
+    def aval(self) -> ShapeDtypeStruct:
+        raise NotImplementedError
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> mx.Dtype:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.aval.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.aval.shape:
+            n *= d
+        return n
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self) -> str:
+        shape = ",".join(map(str, self.shape))
+        return f"{type(self).__name__}<{self.dtype}[{shape}], level={self._trace.main.level}>"
+
+    # Python control flow needs a concrete value; autodiff tracers have one.
+    def concrete(self) -> mx.array:
+        raise TypeError(
+            f"{self!r} has no concrete value here; use ftorch.numpy.where for "
+            "data-dependent choices"
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.concrete())
+
+    def __float__(self) -> float:
+        return float(self.concrete())
+
+    def __int__(self) -> int:
+        return int(self.concrete())
+
+    def __index__(self) -> int:
+        return int(self.concrete())
+
+    def item(self):
+        return self.concrete().item()
+
+    def tolist(self):
+        return self.concrete().tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.concrete(), dtype=dtype)
+
+    # Indexing and functional updates.
+    def __getitem__(self, idx):
+        return _numpy().getitem(self, idx)
+
+    def __setitem__(self, idx, value):
+        raise TypeError(
+            "traced arrays are immutable: write x = x.at[idx].set(value) "
+            "(or ftorch.numpy.at(x)[idx].set(value), which also works on mx.array)"
+        )
+
+    @property
+    def at(self):
+        return _numpy().at(self)
+
+    @property
+    def T(self):
+        return _numpy().transpose(self)
+
+    @property
+    def mT(self):
+        return _numpy().swapaxes(self, -1, -2)
+
+    def __neg__(self):
+        return _numpy().negative(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _numpy().abs(self)
+
+    def __invert__(self):
+        return _numpy().invert(self)
+
+
+def _method(name: str) -> Callable:
+    def method(self, *args, **kwargs):
+        return getattr(_numpy(), name)(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+def _binary(name: str, reflected: bool) -> Callable:
+    if reflected:
+        def op(self, other):
+            return getattr(_numpy(), name)(other, self)
+    else:
+        def op(self, other):
+            return getattr(_numpy(), name)(self, other)
+    return op
+
+
+_BINARY_OPS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+    "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
+    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+}
+_COMPARISONS = {
+    "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+    "eq": "equal", "ne": "not_equal",
+}
+for _dunder, _op in _BINARY_OPS.items():
+    setattr(Tracer, f"__{_dunder}__", _binary(_op, reflected=False))
+    setattr(Tracer, f"__r{_dunder}__", _binary(_op, reflected=True))
+for _dunder, _op in _COMPARISONS.items():
+    setattr(Tracer, f"__{_dunder}__", _binary(_op, reflected=False))
+Tracer.__hash__ = None  # like arrays: == is elementwise
+
+for _name in (
+    "sum", "mean", "prod", "max", "min", "argmax", "argmin", "all", "any", "var", "std",
+    "cumsum", "cumprod", "logsumexp", "reshape", "transpose", "swapaxes", "moveaxis",
+    "squeeze", "flatten", "astype", "abs", "exp", "log", "sqrt", "square", "round",
+    "clip", "take",
+):
+    setattr(Tracer, _name, _method(_name))
+Tracer.ravel = _method("ravel")
+
+
+# mx.array's binary operators raise on operands they do not know instead of
+# returning NotImplemented, so `W @ x` with a tracer `x` would fail. While a
+# transform is active they defer to the tracer; eager MLX stays untouched.
+_ARRAY_DUNDERS = [f"__{d}__" for d in _BINARY_OPS] + [f"__r{d}__" for d in _BINARY_OPS] + [
+    f"__{d}__" for d in _COMPARISONS
+]
+_saved_dunders: dict[str, Any] = {}
+
+
+def _deferring(original: Callable) -> Callable:
+    def dunder(self, other):
+        if isinstance(other, Tracer):
+            return NotImplemented
+        return original(self, other)
+
+    return dunder
+
+
+def _install_array_dunders() -> None:
+    for name in _ARRAY_DUNDERS:
+        original = mx.array.__dict__.get(name)
+        if original is not None:
+            _saved_dunders[name] = original
+            setattr(mx.array, name, _deferring(original))
+
+
+def _restore_array_dunders() -> None:
+    for name, original in _saved_dunders.items():
+        setattr(mx.array, name, original)
+    _saved_dunders.clear()
+
+
+# ----------------------------------------------------------------------------
+# Helpers shared by transforms and rules
+# ----------------------------------------------------------------------------
+
+_FLOATING = (mx.float16, mx.bfloat16, mx.float32, mx.float64)
+
+
+def is_floating(dtype: mx.Dtype) -> bool:
+    return dtype in _FLOATING
+
+
+def aval_of(x: Any) -> ShapeDtypeStruct:
+    """Shape and dtype of an array, tracer, NumPy array or Python scalar."""
+    if isinstance(x, Tracer):
+        return x.aval
+    if isinstance(x, mx.array):
+        return ShapeDtypeStruct(tuple(x.shape), x.dtype)
+    return ShapeDtypeStruct(tuple(np.shape(x)), mx.array(x).dtype)
+
+
+def is_array(x: Any) -> bool:
+    return isinstance(x, (mx.array, Tracer))
+
+
+def as_array(x: Any, name: str = "argument") -> Any:
+    """Accept an mx.array, a tracer, a NumPy array or a Python scalar."""
+    if isinstance(x, (mx.array, Tracer)):
+        return x
+    if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex, list, tuple)):
+        return mx.array(x)
+    raise TypeError(f"{name} must be an array, got {type(x).__name__}: {x!r}")
+
+

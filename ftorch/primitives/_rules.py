@@ -1,0 +1,72 @@
+"""Small helpers that primitive rules share (written with ftorch ops)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ftorch.core import aval_of, is_floating
+
+
+def shape_of(x: Any) -> tuple[int, ...]:
+    return aval_of(x).shape
+
+
+def is_constant_scalar(x: Any) -> bool:
+    return isinstance(x, (bool, int, float, complex))
+
+
+def unbroadcast(ct: Any, x: Any) -> Any:
+    """Sum a cotangent of a broadcast result back to ``x``'s shape and dtype.
+
+    Returns ``None`` when ``x`` cannot carry a gradient (a Python scalar or a
+    non-floating array)."""
+    from ftorch import numpy as fnp
+
+    if is_constant_scalar(x):
+        return None
+    x_aval = aval_of(x)
+    if not is_floating(x_aval.dtype):
+        return None
+    shape, ct_shape = x_aval.shape, shape_of(ct)
+    if ct_shape != shape:
+        lead = len(ct_shape) - len(shape)
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, d in enumerate(shape) if d == 1 and ct_shape[lead + i] != 1)
+        if axes:
+            ct = fnp.sum(ct, axis=axes, keepdims=True)
+        if lead or shape_of(ct) != shape:
+            ct = fnp.reshape(ct, shape)
+    if aval_of(ct).dtype != x_aval.dtype:
+        ct = fnp.astype(ct, x_aval.dtype)
+    return ct
+
+
+def tangent_to(t: Any, out: Any) -> Any:
+    """Broadcast and cast an input's tangent to the output's shape and dtype."""
+    from ftorch import numpy as fnp
+
+    if t is None:
+        return None
+    out_aval = aval_of(out)
+    if shape_of(t) != out_aval.shape:
+        t = fnp.broadcast_to(t, out_aval.shape)
+    if aval_of(t).dtype != out_aval.dtype:
+        t = fnp.astype(t, out_aval.dtype)
+    return t
+
+
+def add_tangents(a: Any, b: Any) -> Any:
+    """Sum of two tangents, either of which may be a symbolic zero (None)."""
+    from ftorch import numpy as fnp
+
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return fnp.add(a, b)
+
+
+def zeros_like_or_none(t: Any, like: Any) -> Any:
+    from ftorch import numpy as fnp
+
+    return fnp.zeros_like(like) if t is None else t

@@ -1,0 +1,6 @@
+"""Transforms: interpreters over the primitives' rules, one file each."""
+
+from ftorch.transforms.jvp import jacfwd, jvp, linearize
+from ftorch.transforms.vjp import grad, hessian, jacrev, value_and_grad, vjp
+
+__all__ = ["jvp", "linearize", "jacfwd", "vjp", "grad", "value_and_grad", "jacrev", "hessian"]

@@ -1,0 +1,100 @@
+"""Argument handling shared by the transforms: argnums, pytrees, checks."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import mlx.core as mx
+
+from ftorch import tree
+from ftorch.core import Tracer, as_array, aval_of, is_floating
+
+
+def normalize_argnums(argnums: int | Sequence[int], nargs: int, fname: str) -> tuple[int, ...]:
+    """Check ``argnums`` against the call's positional arguments."""
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise ValueError(f"{fname}: argnums must name at least one argument")
+    out = []
+    for n in nums:
+        if not isinstance(n, int):
+            raise TypeError(f"{fname}: argnums must be ints, got {n!r}")
+        if not -nargs <= n < nargs:
+            raise ValueError(
+                f"{fname}: argnums={argnums!r} is out of range for a call with {nargs} "
+                f"positional argument{'s' if nargs != 1 else ''}"
+            )
+        out.append(n % nargs)
+    return tuple(out)
+
+
+def flatten_arrays(value: Any, what: str) -> tuple[list, Any]:
+    """Flatten a pytree whose leaves must be arrays (or array-likes)."""
+    leaves, treedef = tree.flatten(value)
+    out = []
+    for path, leaf in zip(treedef.paths(), leaves):
+        try:
+            out.append(as_array(leaf))
+        except TypeError:
+            where = what + "".join(f"[{p!r}]" for p in path)
+            raise TypeError(
+                f"{where} must be an array, got {type(leaf).__name__}: {leaf!r}"
+            ) from None
+    return out, treedef
+
+
+def leaf_names(treedef: Any, what: str) -> list[str]:
+    return [what + "".join(f"[{p!r}]" for p in path) for path in treedef.paths()]
+
+
+def check_differentiable(leaves: list, treedef: Any, what: str, fname: str) -> None:
+    """Gradients exist only for floating inputs."""
+    for name, leaf in zip(leaf_names(treedef, what), leaves):
+        dtype = aval_of(leaf).dtype
+        if not is_floating(dtype):
+            raise TypeError(
+                f"{fname} requires floating-point inputs, but {name} has dtype {dtype}; "
+                "cast it with .astype(mx.float32) or leave it out of argnums"
+            )
+
+
+def substitute(args: tuple, argnums: tuple[int, ...], values: Sequence) -> tuple:
+    args = list(args)
+    for n, v in zip(argnums, values):
+        args[n] = v
+    return tuple(args)
+
+
+def split_aux(out: Any, has_aux: bool, fname: str) -> tuple[Any, Any]:
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(f"{fname}(has_aux=True) needs the function to return a pair (output, aux)")
+    return out[0], out[1]
+
+
+def zeros_like(x: Any) -> Any:
+    from ftorch import numpy as fnp
+
+    return fnp.zeros_like(x)
+
+
+def check_like(value: Any, ref: Any, name: str, role: str) -> None:
+    """``value`` must have ``ref``'s shape and, for floating refs, its dtype."""
+    v, r = aval_of(value), aval_of(ref)
+    if v.shape != r.shape:
+        raise ValueError(f"{name}: {role} has shape {v.shape}, expected {r.shape}")
+    if is_floating(r.dtype) and v.dtype != r.dtype:
+        raise TypeError(f"{name}: {role} has dtype {v.dtype}, expected {r.dtype}")
+
+
+def as_output(x: Any, name: str) -> Any:
+    if isinstance(x, (mx.array, Tracer)):
+        return x
+    try:
+        return as_array(x)
+    except TypeError:
+        raise TypeError(f"{name} must be an array, got {type(x).__name__}: {x!r}") from None
+
+
+Fn = Callable[..., Any]

@@ -1,0 +1,210 @@
+"""Forward-mode autodiff: ``jvp``, ``linearize`` and ``jacfwd``.
+
+A ``JVPTracer`` carries a primal and its tangent through the function; each
+primitive's JVP rule maps both. A tangent of ``None`` is a symbolic zero:
+ops whose inputs all have zero tangents run untraced.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from ftorch import tree
+from ftorch.core import ShapeDtypeStruct, Trace, Tracer, aval_of, is_floating, new_main
+from ftorch.transforms import _util
+
+
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace: Trace, primal: Any, tangent: Any):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self) -> ShapeDtypeStruct:
+        return aval_of(self.primal)
+
+    def concrete(self):
+        p = self.primal
+        return p.concrete() if isinstance(p, Tracer) else p
+
+
+class JVPTrace(Trace):
+    __slots__ = ()
+
+    def pure(self, val: Any) -> JVPTracer:
+        return JVPTracer(self, val, None)
+
+    lift = pure
+
+    def process_primitive(self, prim, tracers, params):
+        primals = [t.primal for t in tracers]
+        tangents = [t.tangent for t in tracers]
+        if all(t is None for t in tangents):
+            return prim.bind(*primals, **params)  # constant in this transform
+        if prim.jvp is None:
+            raise NotImplementedError(f"primitive {prim.name!r} has no JVP rule")
+        out, tangent_out = prim.jvp(primals, tangents, **params)
+        if prim.multiple_results:
+            return [o if t is None else JVPTracer(self, o, t) for o, t in zip(out, tangent_out)]
+        return out if tangent_out is None else JVPTracer(self, out, tangent_out)
+
+
+def jvp_flat(f: Callable, primals: list, tangents: list) -> tuple[list, list]:
+    """Run ``f`` (a function of a list of leaves returning a list of leaves)
+    forward with tangents; zero tangents come back as ``None``."""
+    with new_main(JVPTrace) as main:
+        trace = JVPTrace(main)
+        outs = f([JVPTracer(trace, p, t) for p, t in zip(primals, tangents)])
+        out_primals, out_tangents = [], []
+        for o in outs:
+            if isinstance(o, Tracer) and o._trace.main is main:
+                out_primals.append(o.primal)
+                out_tangents.append(o.tangent)
+            else:
+                out_primals.append(o)
+                out_tangents.append(None)
+    return out_primals, out_tangents
+
+
+def jvp(
+    f: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = False
+) -> tuple[Any, Any] | tuple[Any, Any, Any]:
+    """Evaluate ``f(*primals)`` and its directional derivative along ``tangents``.
+
+    ``primals`` and ``tangents`` are sequences of the same pytrees; each
+    tangent leaf has its primal's shape and dtype.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> y, dy = ft.jvp(lambda x: x * x, (mx.array(3.0),), (mx.array(1.0),))
+    >>> y.item(), dy.item()
+    (9.0, 6.0)
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primals and tangents must be tuples (or lists) of arguments")
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp: got {len(primals)} primals but {len(tangents)} tangents")
+    p_leaves, p_tree = _util.flatten_arrays(tuple(primals), "primals")
+    t_leaves, t_tree = _util.flatten_arrays(tuple(tangents), "tangents")
+    if p_tree != t_tree:
+        raise ValueError(
+            f"jvp: tangents must have the structure of primals; got {t_tree} for primals {p_tree}"
+        )
+    names = _util.leaf_names(p_tree, "tangents")
+    for name, p, t in zip(names, p_leaves, t_leaves):
+        _util.check_like(t, p, "jvp", f"{name}")
+    t_leaves = [t if is_floating(aval_of(p).dtype) else None for p, t in zip(p_leaves, t_leaves)]
+
+    out_tree = []
+
+    def flat_f(leaves):
+        out = f(*tree.unflatten(p_tree, leaves))
+        out, aux = _util.split_aux(out, has_aux, "jvp")
+        o_leaves, o_tree = _util.flatten_arrays(out, "output")
+        out_tree.append((o_tree, aux))
+        return o_leaves
+
+    out_primals, out_tangents = jvp_flat(flat_f, p_leaves, t_leaves)
+    o_tree, aux = out_tree[0]
+    out_tangents = [
+        _util.zeros_like(p) if t is None else t for p, t in zip(out_primals, out_tangents)
+    ]
+    result = tree.unflatten(o_tree, out_primals), tree.unflatten(o_tree, out_tangents)
+    return (*result, _strip(aux)) if has_aux else result
+
+
+def _strip(aux: Any) -> Any:
+    """Auxiliary outputs leave a transform without its tracers."""
+
+    def primal(x):
+        while isinstance(x, JVPTracer) and not x._trace.main.active:
+            x = x.primal
+        return x
+
+    return tree.map(primal, aux)
+
+
+def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
+    """``f(*primals)`` and the linear map ``tangents -> J @ tangents``.
+
+    The map re-runs ``f`` forward with ``jvp`` on each call.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> y, f_jvp = ft.linearize(ft.numpy.sin, mx.array(0.0))
+    >>> f_jvp(mx.array(2.0)).item()
+    2.0
+    """
+    out, _ = jvp(f, primals, tuple(tree.map(_util.zeros_like, p) for p in primals))
+
+    def f_jvp(*tangents):
+        if len(tangents) != len(primals):
+            raise TypeError(f"linearize: the map takes {len(primals)} tangents, got {len(tangents)}")
+        return jvp(f, primals, tangents)[1]
+
+    return out, f_jvp
+
+
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """The Jacobian of ``f`` by forward mode, one JVP per input element.
+
+    Each leaf of the result has shape ``out_leaf.shape + in_leaf.shape``,
+    nested as the output tree of input trees (a tuple over ``argnums`` when
+    it is a sequence).
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> ft.jacfwd(lambda x: x ** 2)(mx.array([1.0, 2.0])).tolist()
+    [[2.0, 0.0], [0.0, 4.0]]
+    """
+    from ftorch import numpy as fnp
+
+    def jacobian(*args, **kwargs):
+        nums = _util.normalize_argnums(argnums, len(args), "jacfwd")
+        d_leaves, d_tree = _util.flatten_arrays(tuple(args[n] for n in nums), "args")
+        _util.check_differentiable(d_leaves, d_tree, "args", "jacfwd")
+        out_tree = []
+
+        def flat_f(leaves):
+            dargs = tree.unflatten(d_tree, leaves)
+            out = f(*_util.substitute(args, nums, dargs), **kwargs)
+            out, aux = _util.split_aux(out, has_aux, "jacfwd")
+            o_leaves, o_tree = _util.flatten_arrays(out, "output")
+            out_tree[:] = [(o_tree, aux)]
+            return o_leaves
+
+        # columns[i][k]: d out_k / d in_i, shape (in_i.size, *out_k.shape)
+        columns = []
+        out_primals = None
+        for i, leaf in enumerate(d_leaves):
+            basis = fnp.eye(leaf.size, dtype=leaf.dtype)
+            per_out = None
+            for j in range(leaf.size):
+                tangents = [None] * len(d_leaves)
+                tangents[i] = fnp.reshape(basis[j], leaf.shape)
+                out_primals, out_t = jvp_flat(flat_f, d_leaves, tangents)
+                if per_out is None:
+                    per_out = [[] for _ in out_t]
+                for k, (p, t) in enumerate(zip(out_primals, out_t)):
+                    per_out[k].append(_util.zeros_like(p) if t is None else t)
+            columns.append(per_out)
+        if out_primals is None:  # no input elements at all
+            out_primals = flat_f(d_leaves)
+        o_tree, aux = out_tree[0]
+        jac = []
+        for k, o in enumerate(out_primals):
+            row = []
+            for i, leaf in enumerate(d_leaves):
+                cols = columns[i][k] if columns[i] is not None else []
+                stacked = fnp.stack(cols, axis=-1) if cols else fnp.zeros(
+                    (*o.shape, 0), dtype=o.dtype)
+                row.append(fnp.reshape(stacked, (*o.shape, *leaf.shape)))
+            jac.append(_per_argnums(tree.unflatten(d_tree, row), argnums))
+        result = tree.unflatten(o_tree, jac)
+        return (result, _strip(aux)) if has_aux else result
+
+    return jacobian
+
+
+def _per_argnums(dargs: tuple, argnums: int | Sequence[int]) -> Any:
+    return dargs[0] if isinstance(argnums, int) else dargs

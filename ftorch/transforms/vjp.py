@@ -1,0 +1,311 @@
+"""Reverse-mode autodiff from per-op VJP rules: ``vjp``, ``grad``,
+``value_and_grad``, ``jacrev`` and ``hessian``.
+
+The forward pass records one ``Node`` per primitive applied to a traced
+value (the tape). The pullback walks the nodes in reverse creation order and
+applies each primitive's VJP rule. The rules are ftorch ops, so when the
+pullback runs inside an outer transform it is itself traced: grad of grad,
+jvp of grad and so on. Cotangents of ``None`` are symbolic zeros.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable, Sequence
+
+from ftorch import tree
+from ftorch.core import ShapeDtypeStruct, Trace, Tracer, aval_of, is_floating, new_main
+from ftorch.transforms import _util
+from ftorch.transforms.jvp import _per_argnums, jacfwd
+
+_sequence = itertools.count()
+
+
+class Node:
+    """One primitive application on the tape (``prim is None`` for an input)."""
+
+    __slots__ = ("prim", "params", "primals", "out", "parents", "seq")
+
+    def __init__(self, prim, params, primals, out, parents):
+        self.prim = prim
+        self.params = params
+        self.primals = primals
+        self.out = out
+        self.parents = parents  # per input: (Node, output index) or None
+        self.seq = next(_sequence)  # creation order is a topological order
+
+
+class VJPTracer(Tracer):
+    __slots__ = ("primal", "node", "index")
+
+    def __init__(self, trace: Trace, primal: Any, node: Node | None, index: int = 0):
+        self._trace = trace
+        self.primal = primal
+        self.node = node
+        self.index = index
+
+    @property
+    def aval(self) -> ShapeDtypeStruct:
+        return aval_of(self.primal)
+
+    def concrete(self):
+        p = self.primal
+        return p.concrete() if isinstance(p, Tracer) else p
+
+
+class VJPTrace(Trace):
+    __slots__ = ()
+
+    def pure(self, val: Any) -> VJPTracer:
+        return VJPTracer(self, val, None)
+
+    lift = pure
+
+    def process_primitive(self, prim, tracers, params):
+        primals = [t.primal for t in tracers]
+        out = prim.bind(*primals, **params)
+        parents = [None if t.node is None else (t.node, t.index) for t in tracers]
+        if all(p is None for p in parents):
+            return out  # constant in this transform
+        if prim.vjp is None:
+            raise NotImplementedError(f"primitive {prim.name!r} has no VJP rule")
+        node = Node(prim, params, primals, out, parents)
+        if prim.multiple_results:
+            return [VJPTracer(self, o, node, i) for i, o in enumerate(out)]
+        return VJPTracer(self, out, node)
+
+
+def backward(roots: list, cotangents: list, inputs: list[Node]) -> list:
+    """Propagate ``cotangents`` from the ``roots`` ((node, index) pairs) back
+    to the ``inputs`` nodes; returns one cotangent (or ``None``) per input."""
+    from ftorch import numpy as fnp
+
+    nodes, seen, stack = [], set(), [r[0] for r in roots]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        nodes.append(node)
+        stack.extend(p[0] for p in node.parents if p is not None)
+    nodes.sort(key=lambda n: n.seq, reverse=True)
+
+    acc: dict[int, list] = {}
+
+    def accumulate(node: Node, index: int, ct: Any) -> None:
+        slots = acc.get(id(node))
+        if slots is None:
+            n_out = len(node.out) if node.prim is not None and node.prim.multiple_results else 1
+            slots = acc[id(node)] = [None] * n_out
+        slots[index] = ct if slots[index] is None else fnp.add(slots[index], ct)
+
+    for (node, index), ct in zip(roots, cotangents):
+        if ct is not None:
+            accumulate(node, index, ct)
+    for node in nodes:
+        if node.prim is None:
+            continue
+        cts = acc.pop(id(node), None)
+        if cts is None:
+            continue
+        ct = cts if node.prim.multiple_results else cts[0]
+        cts_in = node.prim.vjp(ct, node.out, *node.primals, **node.params)
+        for parent, ct_in in zip(node.parents, cts_in):
+            if parent is not None and ct_in is not None:
+                accumulate(parent[0], parent[1], ct_in)
+    return [acc.get(id(n), [None])[0] for n in inputs]
+
+
+def vjp_flat(f: Callable, primals: list) -> tuple[list, Callable, Any]:
+    """Trace ``f`` (list of leaves -> (list of leaves, extra)) onto a tape.
+
+    Returns the output leaves, ``pullback(cotangent leaves) -> input
+    cotangent leaves`` (``None`` for zero) and ``f``'s extra value with this
+    transform's tracers stripped."""
+    with new_main(VJPTrace) as main:
+        trace = VJPTrace(main)
+        inputs = [Node(None, None, None, p, ()) for p in primals]
+        outs, extra = f([VJPTracer(trace, p, n) for p, n in zip(primals, inputs)])
+        out_primals, roots = [], []
+        for o in outs:
+            if isinstance(o, Tracer) and o._trace.main is main:
+                out_primals.append(o.primal)
+                roots.append(None if o.node is None else (o.node, o.index))
+            else:
+                out_primals.append(o)
+                roots.append(None)
+        extra = tree.map(lambda x: x.primal if isinstance(x, VJPTracer) and x._trace.main is main
+                         else x, extra)
+
+    def pullback(cotangents: list) -> list:
+        live = [(r, c) for r, c in zip(roots, cotangents) if r is not None and c is not None]
+        if not live:
+            return [None] * len(primals)
+        return backward([r for r, _ in live], [c for _, c in live], inputs)
+
+    return out_primals, pullback, extra
+
+
+def _trace_for_vjp(f: Callable, primals: tuple, has_aux: bool, fname: str):
+    p_leaves, p_tree = _util.flatten_arrays(primals, "primals")
+
+    def flat_f(leaves):
+        out = f(*tree.unflatten(p_tree, leaves))
+        out, aux = _util.split_aux(out, has_aux, fname)
+        o_leaves, o_tree = _util.flatten_arrays(out, "output")
+        return o_leaves, (o_tree, aux)
+
+    out_leaves, pullback, (o_tree, aux) = vjp_flat(flat_f, p_leaves)
+    return p_leaves, p_tree, out_leaves, o_tree, pullback, aux
+
+
+def vjp(f: Callable, *primals: Any, has_aux: bool = False):
+    """Evaluate ``f(*primals)`` and return it with its pullback.
+
+    ``pullback(cotangent)`` takes a cotangent shaped like the output and
+    returns a tuple with one cotangent per primal; it can be called many times.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> y, pullback = ft.vjp(lambda x: x * x, mx.array(3.0))
+    >>> pullback(mx.array(1.0))[0].item()
+    6.0
+    """
+    p_leaves, p_tree, out_leaves, o_tree, flat_pullback, aux = _trace_for_vjp(
+        f, primals, has_aux, "vjp")
+
+    def pullback(cotangent: Any) -> tuple:
+        c_leaves, c_tree = _util.flatten_arrays(cotangent, "cotangent")
+        if c_tree != o_tree:
+            raise ValueError(
+                f"pullback: the cotangent must have the output's structure {o_tree}, got {c_tree}")
+        for name, c, o in zip(_util.leaf_names(o_tree, "cotangent"), c_leaves, out_leaves):
+            _util.check_like(c, o, "pullback", name)
+        c_leaves = [c if is_floating(aval_of(o).dtype) else None
+                    for c, o in zip(c_leaves, out_leaves)]
+        cts = flat_pullback(c_leaves)
+        cts = [_util.zeros_like(p) if c is None else c for p, c in zip(p_leaves, cts)]
+        return tree.unflatten(p_tree, cts)
+
+    out = tree.unflatten(o_tree, out_leaves)
+    return (out, pullback, aux) if has_aux else (out, pullback)
+
+
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """A function returning ``f``'s value and its gradient w.r.t. ``argnums``.
+
+    ``f`` must return a real scalar (with ``has_aux``: a pair ``(scalar, aux)``,
+    and the value is that pair). Keyword arguments are passed through and not
+    differentiated.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> value, g = ft.value_and_grad(lambda w: (w ** 2).sum())(mx.array([1.0, 2.0]))
+    >>> value.item(), g.tolist()
+    (5.0, [2.0, 4.0])
+    """
+
+    def value_and_grad_f(*args, **kwargs):
+        nums = _util.normalize_argnums(argnums, len(args), "grad")
+        dargs = tuple(args[n] for n in nums)
+        p_leaves, p_tree = _util.flatten_arrays(dargs, "args")
+        names = [f"argument {nums[p[0]]}" + "".join(f"[{q!r}]" for q in p[1:])
+                 for p in p_tree.paths()]
+        for name, leaf in zip(names, p_leaves):
+            if not is_floating(aval_of(leaf).dtype):
+                raise TypeError(
+                    f"grad requires floating-point inputs, but {name} has dtype "
+                    f"{aval_of(leaf).dtype}; cast it with .astype(mx.float32) or leave it "
+                    "out of argnums")
+
+        def flat_f(leaves):
+            out = f(*_util.substitute(args, nums, tree.unflatten(p_tree, leaves)), **kwargs)
+            out, aux = _util.split_aux(out, has_aux, "grad")
+            out = _util.as_output(out, "grad: the function's output")
+            shape, dtype = aval_of(out).shape, aval_of(out).dtype
+            if shape != ():
+                raise TypeError(
+                    f"grad requires a scalar output (shape ()), got shape {shape}; "
+                    "reduce it (e.g. .sum()) or use ft.vjp / ft.jacrev")
+            if not is_floating(dtype):
+                raise TypeError(f"grad requires a floating-point output, got dtype {dtype}")
+            return [out], aux
+
+        (value,), pullback, aux = vjp_flat(flat_f, p_leaves)
+        from ftorch import numpy as fnp
+
+        cts = pullback([fnp.ones_like(value)])
+        grads = [_util.zeros_like(p) if c is None else c for p, c in zip(p_leaves, cts)]
+        g = _per_argnums(tree.unflatten(p_tree, grads), argnums)
+        return ((value, aux) if has_aux else value), g
+
+    return value_and_grad_f
+
+
+def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """The gradient of a scalar function ``f`` w.r.t. ``argnums``.
+
+    >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
+    >>> ft.grad(fnp.sin)(mx.array(0.0)).item()
+    1.0
+    >>> ft.grad(ft.grad(fnp.sin))(mx.array(0.0)).item()
+    0.0
+    """
+    vg = value_and_grad(f, argnums, has_aux)
+
+    def grad_f(*args, **kwargs):
+        (value, g) = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return grad_f
+
+
+def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """The Jacobian of ``f`` by reverse mode, one pullback per output element.
+
+    Same layout as ``jacfwd``: ``out_leaf.shape + in_leaf.shape`` per pair.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> ft.jacrev(lambda x: x ** 2)(mx.array([1.0, 2.0])).tolist()
+    [[2.0, 0.0], [0.0, 4.0]]
+    """
+    from ftorch import numpy as fnp
+
+    def jacobian(*args, **kwargs):
+        nums = _util.normalize_argnums(argnums, len(args), "jacrev")
+        d_leaves, d_tree = _util.flatten_arrays(tuple(args[n] for n in nums), "args")
+        _util.check_differentiable(d_leaves, d_tree, "args", "jacrev")
+
+        def flat_f(leaves):
+            out = f(*_util.substitute(args, nums, tree.unflatten(d_tree, leaves)), **kwargs)
+            out, aux = _util.split_aux(out, has_aux, "jacrev")
+            return _util.flatten_arrays(out, "output")[0], (tree.structure(out), aux)
+
+        out_leaves, pullback, (o_tree, aux) = vjp_flat(flat_f, d_leaves)
+        jac = []
+        for k, o in enumerate(out_leaves):
+            rows = [[] for _ in d_leaves]
+            basis = fnp.eye(o.size, dtype=o.dtype)
+            for j in range(o.size):
+                cts = [None] * len(out_leaves)
+                cts[k] = fnp.reshape(basis[j], o.shape)
+                for i, (leaf, c) in enumerate(zip(d_leaves, pullback(cts))):
+                    rows[i].append(_util.zeros_like(leaf) if c is None else c)
+            per_in = [
+                fnp.reshape(fnp.stack(r) if r else fnp.zeros((0, *leaf.shape), dtype=leaf.dtype),
+                            (*o.shape, *leaf.shape))
+                for r, leaf in zip(rows, d_leaves)
+            ]
+            jac.append(_per_argnums(tree.unflatten(d_tree, per_in), argnums))
+        result = tree.unflatten(o_tree, jac)
+        return (result, aux) if has_aux else result
+
+    return jacobian
+
+
+def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
+    """The Hessian of a scalar ``f``: ``jacfwd(jacrev(f))``.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> ft.hessian(lambda x: (x ** 3).sum())(mx.array([1.0, 2.0])).tolist()
+    [[6.0, 0.0], [0.0, 12.0]]
+    """
+    return jacfwd(jacrev(f, argnums), argnums)

@@ -1,0 +1,111 @@
+"""Pytree helpers over optree.
+
+Containers are the ones optree knows (tuples, lists, dicts, namedtuples,
+``None`` as an empty node, ...) plus anything registered in the ``"ftorch"``
+namespace or optree's global one. Register your own types with
+``ftorch.tree.dataclass`` or ``ftorch.tree.register_node``.
+
+>>> import ftorch as ft, mlx.core as mx
+>>> ft.tree.leaves({"b": mx.ones(2), "a": (1.0, None)})
+[1.0, array([1, 1], dtype=float32)]
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, Callable
+
+import optree
+
+__all__ = [
+    "NAMESPACE", "flatten", "unflatten", "leaves", "structure", "map", "ravel",
+    "dataclass", "register_node",
+]
+
+#: The optree namespace ftorch looks in (besides optree's global one).
+NAMESPACE = "ftorch"
+
+PyTreeDef = optree.PyTreeSpec
+
+
+def flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list, PyTreeDef]:
+    """Leaves (in a fixed order) and the structure to rebuild ``tree``."""
+    return optree.tree_flatten(tree, is_leaf, none_is_leaf=False, namespace=NAMESPACE)
+
+
+def unflatten(treedef: PyTreeDef, leaves: Any) -> Any:
+    """Rebuild a tree of ``treedef``'s structure from ``leaves``."""
+    return optree.tree_unflatten(treedef, leaves)
+
+
+def leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list:
+    return optree.tree_leaves(tree, is_leaf, none_is_leaf=False, namespace=NAMESPACE)
+
+
+def structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
+    return optree.tree_structure(tree, is_leaf, none_is_leaf=False, namespace=NAMESPACE)
+
+
+def map(f: Callable, tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """Apply ``f`` leafwise over ``tree`` (and the same-shaped ``rest``)."""
+    return optree.tree_map(f, tree, *rest, is_leaf=is_leaf, none_is_leaf=False, namespace=NAMESPACE)
+
+
+def ravel(tree: Any) -> tuple[Any, Callable[[Any], Any]]:
+    """Flatten a tree of arrays into one 1-d array, and the inverse.
+
+    Leaves are promoted to their common dtype; ``unravel`` casts each piece
+    back. Both directions are ftorch ops, so they are differentiable.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> flat, unravel = ft.tree.ravel({"w": mx.ones((2, 2)), "b": mx.zeros(3)})
+    >>> flat.shape, unravel(flat)["w"].shape
+    ((7,), (2, 2))
+    """
+    from ftorch import numpy as fnp
+
+    leaves_, treedef = flatten(tree)
+    leaves_ = [fnp.asarray(x) for x in leaves_]
+    shapes = [tuple(x.shape) for x in leaves_]
+    dtypes = [x.dtype for x in leaves_]
+    sizes = [x.size for x in leaves_]
+    if not leaves_:
+        return fnp.zeros((0,)), lambda flat: unflatten(treedef, [])
+    dtype = fnp.result_type(*leaves_)
+    flat = fnp.concatenate([fnp.ravel(x).astype(dtype) for x in leaves_])
+    total = builtins.sum(sizes)
+
+    def unravel(flat: Any) -> Any:
+        if tuple(flat.shape) != (total,):
+            raise ValueError(f"unravel expects a 1-d array of size {total}, got shape {tuple(flat.shape)}")
+        pieces, start = [], 0
+        for shape, dt, n in zip(shapes, dtypes, sizes):
+            pieces.append(fnp.reshape(flat[start:start + n], shape).astype(dt))
+            start += n
+        return unflatten(treedef, pieces)
+
+    return flat, unravel
+
+
+def dataclass(cls: type | None = None, **kwargs: Any) -> Any:
+    """``dataclasses.dataclass`` that is also a pytree node (fields are children).
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> @ft.tree.dataclass
+    ... class Params:
+    ...     w: mx.array
+    ...     b: mx.array
+    >>> len(ft.tree.leaves(Params(mx.ones(2), mx.zeros(1))))
+    2
+    """
+    kwargs.setdefault("namespace", NAMESPACE)
+    if cls is None:
+        return lambda c: optree.dataclasses.dataclass(c, **kwargs)
+    return optree.dataclasses.dataclass(cls, **kwargs)
+
+
+def register_node(cls: type, flatten_fn: Callable, unflatten_fn: Callable) -> type:
+    """Register ``cls`` as a pytree node: ``flatten_fn(obj) -> (children, aux)``
+    and ``unflatten_fn(aux, children) -> obj``."""
+    optree.register_pytree_node(cls, flatten_fn, unflatten_fn, namespace=NAMESPACE)
+    return cls
