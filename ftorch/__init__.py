@@ -5,6 +5,12 @@
 [2.0, 4.0]
 """
 
+# Must run before anything imports mlx.core: it makes MLX's CPU matmul use
+# an optimized BLAS on Linux (see ftorch/_blas.py).
+from ftorch import _blas
+
+_blas.load()
+
 from ftorch import tree
 from ftorch.core import ShapeDtypeStruct
 from ftorch.transforms import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp

@@ -12,6 +12,8 @@ from ftorch.primitives._rules import shape_of, unbroadcast
 
 __all__ = ["reshape", "broadcast_to", "expand_dims", "concatenate", "stack"]
 
+Slices = tuple[tuple[int | None, int | None, int | None], ...]
+
 
 def _shape_arg(shape: int | Sequence[int]) -> tuple[int, ...]:
     return (shape,) if isinstance(shape, int) else tuple(int(d) for d in shape)
@@ -98,6 +100,52 @@ def expand_dims(x: Any, axis: int | Sequence[int]) -> Any:
     return reshape(x, tuple(1 if i in norm else next(dims) for i in range(ndim)))
 
 
+# ``static_slice`` is the primitive behind basic indexing (ints, slices with
+# any step): ``slices`` holds one normalized (start, stop, step) per leading
+# axis. Its transpose, ``slice_transpose``, adds a cotangent into zeros at the
+# sliced positions; the two are each other's VJP.
+
+
+def _as_slices(slices: Slices) -> tuple[slice, ...]:
+    return tuple(slice(*s) for s in slices)
+
+
+static_slice_p = Primitive("static_slice", lambda x, slices: x[_as_slices(slices)])
+slice_transpose_p = Primitive(
+    "slice_transpose",
+    lambda ct, slices, shape: mx.zeros(shape, ct.dtype).at[_as_slices(slices)].add(ct))
+
+static_slice_p.jvp = lambda primals, tangents, slices: (
+    static_slice_p.bind(*primals, slices=slices), static_slice_p.bind(*tangents, slices=slices))
+static_slice_p.vjp = lambda ct, out, x, slices: (
+    slice_transpose_p.bind(ct, slices=slices, shape=shape_of(x)),)
+slice_transpose_p.jvp = lambda primals, tangents, slices, shape: (
+    slice_transpose_p.bind(*primals, slices=slices, shape=shape),
+    slice_transpose_p.bind(*tangents, slices=slices, shape=shape))
+slice_transpose_p.vjp = lambda ct, out, x, slices, shape: (
+    static_slice_p.bind(ct, slices=slices),)
+
+
+def static_slice(x: Any, slices: Sequence[slice]) -> Any:
+    """``x[slices]`` for a tuple of Python slices over the leading axes.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> from ftorch.primitives.shape import static_slice
+    >>> static_slice(mx.arange(6), (slice(None, None, -2),)).tolist()
+    [5, 3, 1]
+    """
+    x = fnp.asarray(x)
+    if len(slices) > x.ndim:
+        raise IndexError(f"too many slices ({len(slices)}) for an array of ndim {x.ndim}")
+    norm = tuple(s.indices(d) for s, d in zip(slices, x.shape))
+    # Canonical form keeps params hashable and equal for equal slices; a
+    # negative stop of -1 would mean "last" to Python, so write None instead.
+    norm = tuple((start, None if stop < 0 else stop, step) for start, stop, step in norm)
+    if all(n[0] == 0 and n[1] == d and n[2] == 1 for n, d in zip(norm, x.shape)):
+        return x
+    return static_slice_p.bind(x, slices=norm)
+
+
 def _concatenate_jvp(primals, tangents, axis):
     out = concatenate_p.bind(*primals, axis=axis)
     ts = [fnp.zeros_like(p) if t is None else t for p, t in zip(primals, tangents)]
@@ -108,8 +156,7 @@ def _concatenate_vjp(ct, out, *xs, axis):
     cts, start = [], 0
     for x in xs:
         n = shape_of(x)[axis]
-        index = (slice(None),) * axis + (slice(start, start + n),)
-        cts.append(ct[index])
+        cts.append(static_slice(ct, (slice(None),) * axis + (slice(start, start + n),)))
         start += n
     return tuple(cts)
 

@@ -1,0 +1,264 @@
+"""Checks every primitive's rules must pass, and the strategies to drive them.
+
+A ``Case`` names the primitive it covers, an ftorch function exercising it,
+and a hypothesis strategy drawing that function's arguments as NumPy arrays
+(float64 for floating arguments). ``tests/test_rules.py`` runs every case
+through every check below; ``tests/test_registry.py`` fails when a primitive
+has no case.
+
+The checks:
+- ``check_jvp_fd``: ``ft.jvp`` against central finite differences in float64.
+- ``check_vjp_dot``: ``<ct, J t> == <J^T ct, t>`` between ``ft.vjp`` and ``ft.jvp``.
+- ``check_against_mlx``: ``ft.jvp``/``ft.vjp`` against ``mx.jvp``/``mx.vjp``.
+- ``check_second_order``: the VJP (the gradient map) is itself checked with
+  the two checks above, which exercises differentiating the VJP rules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import mlx.core as mx
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import ftorch as ft
+
+FLOAT_DTYPES = (np.float16, np.float32, np.float64)
+
+
+@dataclasses.dataclass
+class Case:
+    """One way of exercising primitive ``prim``.
+
+    ``fn`` takes the drawn arguments as MLX arrays and returns an array (or a
+    pytree of arrays). Floating arguments are differentiated; others (integer
+    indices, boolean masks) are passed along as they are. ``mlx_fn`` is the
+    same computation in raw MLX, when MLX can differentiate it.
+    """
+
+    prim: str
+    fn: Callable[..., Any]
+    args: st.SearchStrategy
+    mlx_fn: Callable[..., Any] | None = None
+    second_order: bool = True
+    name: str = ""
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    eps: float = 1e-6
+
+    def __post_init__(self):
+        self.name = self.name or self.prim
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+# ----------------------------------------------------------------------------
+# Strategies
+# ----------------------------------------------------------------------------
+
+
+def shapes(min_dims: int = 0, max_dims: int = 3, min_side: int = 1, max_side: int = 4):
+    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side,
+                            max_side=max_side)
+
+
+def floats(shape, lo: float = -3.0, hi: float = 3.0) -> st.SearchStrategy:
+    """float64 arrays of ``shape`` (a tuple or a strategy) with values in [lo, hi]."""
+    elements = st.floats(lo, hi, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+    return hnp.arrays(np.float64, shape, elements=elements)
+
+
+def away_from_integers(a: np.ndarray, margin: float = 0.05) -> np.ndarray:
+    """Move values away from integers (the kinks of floor, round, ...)."""
+    base = np.floor(a)
+    return base + margin + (1 - 2 * margin) * (a - base)
+
+
+def away_from_zero(a: np.ndarray, margin: float = 0.1) -> np.ndarray:
+    """Move values out of (-margin, margin) (the kinks of abs, sign, ...)."""
+    return np.where(a >= 0, a + margin, a - margin)
+
+
+def distinct(a: np.ndarray, gap: float = 0.05) -> np.ndarray:
+    """Make all entries distinct by at least ``gap`` (no ties for max, sort, ...)."""
+    flat = a.ravel()
+    order = np.argsort(flat, kind="stable")
+    ranks = np.empty_like(order)
+    ranks[order] = np.arange(flat.size)
+    return (flat + gap * ranks).reshape(a.shape)
+
+
+@st.composite
+def broadcastable(draw, n: int = 2, lo: float = -3.0, hi: float = 3.0, max_dims: int = 3):
+    """``n`` float64 arrays whose shapes broadcast together."""
+    shape_pair = draw(hnp.mutually_broadcastable_shapes(
+        num_shapes=n, min_dims=0, max_dims=max_dims, max_side=4))
+    return tuple(draw(floats(s, lo, hi)) for s in shape_pair.input_shapes)
+
+
+# ----------------------------------------------------------------------------
+# Plumbing
+# ----------------------------------------------------------------------------
+
+
+def to_mx(args: tuple, dtype=mx.float64) -> tuple:
+    """NumPy arguments as MLX arrays; floating ones in ``dtype``."""
+    out = []
+    for a in args:
+        if isinstance(a, np.ndarray) and a.dtype in FLOAT_DTYPES:
+            out.append(mx.array(a.astype(np.float64 if dtype == mx.float64 else np.float32),
+                                dtype=dtype))
+        elif isinstance(a, np.ndarray):
+            out.append(mx.array(a))
+        else:
+            out.append(a)
+    return tuple(out)
+
+
+def _is_diff(a: Any) -> bool:
+    return isinstance(a, mx.array) and a.dtype in (mx.float16, mx.bfloat16, mx.float32, mx.float64)
+
+
+def _np(x: Any) -> np.ndarray:
+    return np.array(x.astype(mx.float64) if x.dtype != mx.float64 and _is_diff(x) else x)
+
+
+def _split(fn: Callable, args: tuple) -> tuple[Callable, list[int], list]:
+    """Close ``fn`` over its non-differentiable arguments."""
+    diff = [i for i, a in enumerate(args) if _is_diff(a)]
+
+    def f(*dargs):
+        full = list(args)
+        for i, d in zip(diff, dargs):
+            full[i] = d
+        return fn(*full)
+
+    return f, diff, [args[i] for i in diff]
+
+
+def _leaves(x: Any) -> list:
+    return ft.tree.leaves(x)
+
+
+def _diff_out(x: Any) -> list:
+    return [o for o in _leaves(x) if _is_diff(o)]
+
+
+def _random_like(rng: np.random.Generator, xs: list) -> list:
+    return [mx.array(rng.standard_normal(tuple(x.shape)), dtype=x.dtype) for x in xs]
+
+
+def _vdot(xs: list, ys: list) -> float:
+    return float(sum(np.vdot(_np(x).ravel(), _np(y).ravel()) for x, y in zip(xs, ys)))
+
+
+def assert_close(actual, expected, rtol, atol, what):
+    a, e = [_np(x) for x in _leaves(actual)], [_np(x) for x in _leaves(expected)]
+    assert len(a) == len(e), f"{what}: {len(a)} outputs vs {len(e)}"
+    for x, y in zip(a, e):
+        assert x.shape == y.shape, f"{what}: shape {x.shape} vs {y.shape}"
+        np.testing.assert_allclose(x, y, rtol=rtol, atol=atol, err_msg=what)
+
+
+# ----------------------------------------------------------------------------
+# The checks
+# ----------------------------------------------------------------------------
+
+
+def check_jvp_fd(fn: Callable, args: tuple, *, rtol=1e-5, atol=1e-6, eps=1e-6, seed=0):
+    """``ft.jvp`` agrees with central finite differences (float64 arguments)."""
+    f, _, primals = _split(fn, args)
+    if not primals:
+        return
+    rng = np.random.default_rng(seed)
+    tangents = _random_like(rng, primals)
+    out, t_out = ft.jvp(f, tuple(primals), tuple(tangents))
+    plus = f(*[p + eps * t for p, t in zip(primals, tangents)])
+    minus = f(*[p - eps * t for p, t in zip(primals, tangents)])
+    fd = [(_np(a) - _np(b)) / (2 * eps) for a, b in zip(_diff_out(plus), _diff_out(minus))]
+    got = [_np(t) for t, o in zip(_leaves(t_out), _leaves(out)) if _is_diff(o)]
+    assert len(fd) == len(got)
+    scale = max([1.0] + [float(np.max(np.abs(_np(o)))) for o in _diff_out(out) if o.size])
+    for g, d in zip(got, fd):
+        np.testing.assert_allclose(g, d, rtol=rtol * 10, atol=atol * 10 * scale,
+                                   err_msg="jvp vs finite differences")
+    assert_close(out, fn(*args), 1e-12, 1e-12, "jvp primal output")
+
+
+def check_vjp_dot(fn: Callable, args: tuple, *, rtol=1e-5, atol=1e-6, seed=1):
+    """``<ct, J t> == <J^T ct, t>``: the VJP is the transpose of the JVP."""
+    f, _, primals = _split(fn, args)
+    if not primals:
+        return
+    rng = np.random.default_rng(seed)
+    tangents = _random_like(rng, primals)
+    out, t_out = ft.jvp(f, tuple(primals), tuple(tangents))
+    out2, pullback = ft.vjp(f, *primals)
+    assert_close(out2, out, 1e-12, 1e-12, "vjp primal output")
+    out_leaves, treedef = ft.tree.flatten(out)
+    cts = [mx.array(rng.standard_normal(tuple(o.shape)), dtype=o.dtype) if _is_diff(o)
+           else mx.zeros(o.shape, o.dtype) for o in out_leaves]
+    ct_in = pullback(ft.tree.unflatten(treedef, cts))
+    assert len(ct_in) == len(primals)
+    for c, p in zip(ct_in, primals):
+        assert tuple(c.shape) == tuple(p.shape) and c.dtype == p.dtype, (
+            f"cotangent {c.shape}/{c.dtype} for primal {p.shape}/{p.dtype}")
+    diff_cts = [c for c, o in zip(cts, out_leaves) if _is_diff(o)]
+    diff_t = [t for t, o in zip(_leaves(t_out), out_leaves) if _is_diff(o)]
+    lhs = _vdot(diff_cts, diff_t)
+    rhs = _vdot(list(ct_in), tangents)
+    np.testing.assert_allclose(lhs, rhs, rtol=rtol * 10, atol=atol * 10 * (1 + abs(lhs)),
+                               err_msg="<ct, J t> vs <J^T ct, t>")
+
+
+def check_against_mlx(fn: Callable, mlx_fn: Callable, args: tuple, *, rtol=1e-4, atol=1e-5,
+                      seed=2):
+    """``ft.jvp``/``ft.vjp`` agree with ``mx.jvp``/``mx.vjp`` (float32)."""
+    args32 = to_mx(tuple(np.asarray(a) if not isinstance(a, np.ndarray) else a for a in args),
+                   dtype=mx.float32)
+    f, diff, primals = _split(fn, args32)
+    g, _, _ = _split(mlx_fn, args32)
+    if not primals:
+        return
+    rng = np.random.default_rng(seed)
+    tangents = _random_like(rng, primals)
+
+    def as_list(h):
+        return lambda *a: _leaves(h(*a))
+
+    mx_out, mx_t = mx.jvp(as_list(g), list(primals), list(tangents))
+    out, t_out = ft.jvp(f, tuple(primals), tuple(tangents))
+    assert_close(_leaves(out), mx_out, rtol, atol, "output vs MLX")
+    keep = [i for i, o in enumerate(mx_out) if _is_diff(o)]
+    assert_close([_leaves(t_out)[i] for i in keep], [mx_t[i] for i in keep], rtol, atol,
+                 "jvp vs mx.jvp")
+    cts = [mx.array(rng.standard_normal(tuple(o.shape)), dtype=o.dtype) for o in mx_out]
+    _, mx_ct = mx.vjp(as_list(g), list(primals), cts)
+    _, pullback = ft.vjp(f, *primals)
+    ft_ct = pullback(ft.tree.unflatten(ft.tree.structure(out), cts))
+    assert_close(list(ft_ct), mx_ct, rtol, atol, "vjp vs mx.vjp")
+
+
+def check_second_order(fn: Callable, args: tuple, *, rtol=1e-5, atol=1e-6, eps=1e-6, seed=3):
+    """Differentiate the pullback ``x -> J(x)^T ct``: forward (jvp of vjp,
+    i.e. Hessian-vector products) against finite differences, and reverse
+    (vjp of vjp) by the dot-product identity."""
+    f, diff, primals = _split(fn, args)
+    if not primals:
+        return
+    rng = np.random.default_rng(seed)
+    out = f(*primals)
+    out_leaves, treedef = ft.tree.flatten(out)
+    cts = [mx.array(rng.standard_normal(tuple(o.shape)), dtype=o.dtype) if _is_diff(o)
+           else mx.zeros(o.shape, o.dtype) for o in out_leaves]
+    ct = ft.tree.unflatten(treedef, cts)
+
+    def pulled(*dargs):
+        return ft.vjp(f, *dargs)[1](ct)
+
+    check_jvp_fd(pulled, tuple(primals), rtol=rtol * 10, atol=atol * 10, eps=eps, seed=seed)
+    check_vjp_dot(pulled, tuple(primals), rtol=rtol * 10, atol=atol * 10, seed=seed)
