@@ -101,7 +101,11 @@ class Primitive:
 
     def bind(self, *args: Any, **params: Any) -> Any:
         if not _stack:  # the eager fast path: no transform is active
-            return self.impl(*args, **params)
+            try:
+                return self.impl(*args, **params)
+            except (TypeError, ValueError):
+                _check_no_tracers(args)  # a tracer leaked out of a finished transform
+                raise
         trace = _top_trace(args)
         if trace is None:
             return self.impl(*args, **params)
@@ -183,6 +187,12 @@ def _top_trace(args) -> "Trace | None":
     return top
 
 
+def _check_no_tracers(args) -> None:
+    for a in args:
+        if isinstance(a, Tracer):
+            raise _leak_error(a._trace.main)
+
+
 def _leak_error(main: MainTrace) -> LeakedTracerError:
     return LeakedTracerError(
         f"a value traced by {main.trace_type.__name__} (level {main.level}) was used after "
@@ -206,7 +216,8 @@ class Trace:
 
     def full_raise(self, val: Any) -> "Tracer":
         if not isinstance(val, Tracer):
-            return self.pure(val)
+            # NumPy constants become MLX arrays so rules never mix the two.
+            return self.pure(mx.array(val) if isinstance(val, np.ndarray) else val)
         main = val._trace.main
         if main is self.main:
             return val
@@ -223,6 +234,13 @@ class Trace:
 # ----------------------------------------------------------------------------
 # Tracers: what user code sees in place of arrays inside a transform
 # ----------------------------------------------------------------------------
+
+
+_CONVERSION_ERROR = (
+    "{what} of a traced array would drop its derivative. Inside transforms, use "
+    "ftorch.numpy ops instead of mlx.core/numpy functions; to read the value on "
+    "purpose, use x.item()."
+)
 
 
 def _numpy():
@@ -290,23 +308,31 @@ class Tracer:
     def __bool__(self) -> bool:
         return bool(self.concrete())
 
-    def __float__(self) -> float:
-        return float(self.concrete())
-
     def __int__(self) -> int:
         return int(self.concrete())
 
     def __index__(self) -> int:
+        if is_floating(self.dtype):
+            raise TypeError("only integer arrays can be used as an index")
         return int(self.concrete())
+
+    # float(), complex() and NumPy conversion are refused: MLX and NumPy call
+    # them implicitly (mx.sin(tracer)), which would silently drop the
+    # derivative. Reading a value on purpose is spelled .item().
+    def __float__(self) -> float:
+        raise TypeError(_CONVERSION_ERROR.format(what="float()"))
+
+    def __complex__(self) -> complex:
+        raise TypeError(_CONVERSION_ERROR.format(what="complex()"))
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(_CONVERSION_ERROR.format(what="conversion to a NumPy/MLX array"))
 
     def item(self):
         return self.concrete().item()
 
     def tolist(self):
         return self.concrete().tolist()
-
-    def __array__(self, dtype=None, copy=None):
-        return np.asarray(self.concrete(), dtype=dtype)
 
     # Indexing and functional updates.
     def __getitem__(self, idx):

@@ -44,6 +44,7 @@ class Case:
     args: st.SearchStrategy
     mlx_fn: Callable[..., Any] | None = None
     second_order: bool = True
+    fd: bool = True  # False only where finite differences are not the derivative
     name: str = ""
     rtol: float = 1e-5
     atol: float = 1e-6
