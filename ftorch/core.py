@@ -13,8 +13,9 @@ levels never mix, which is what rules out perturbation confusion.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import mlx.core as mx
 import numpy as np
@@ -50,7 +51,7 @@ class LeakedTracerError(Exception):
 # ----------------------------------------------------------------------------
 
 #: Every primitive by name; tests walk it to make sure each has all its rules.
-registry: dict[str, "Primitive"] = {}
+registry: dict[str, Primitive] = {}
 
 
 class Primitive:
@@ -175,7 +176,7 @@ def new_main(trace_type: type, global_data: Any = None):
             _restore_array_dunders()
 
 
-def _top_trace(args) -> "Trace | None":
+def _top_trace(args) -> Trace | None:
     top = None
     for a in args:
         if isinstance(a, Tracer):
@@ -209,12 +210,12 @@ class Trace:
     def __init__(self, main: MainTrace):
         self.main = main
 
-    def pure(self, val: Any) -> "Tracer":  # a value that does not depend on this transform
+    def pure(self, val: Any) -> Tracer:  # a value that does not depend on this transform
         raise NotImplementedError
 
     lift = pure  # a tracer of a lower level
 
-    def full_raise(self, val: Any) -> "Tracer":
+    def full_raise(self, val: Any) -> Tracer:
         if not isinstance(val, Tracer):
             # NumPy constants become MLX arrays so rules never mix the two.
             return self.pure(mx.array(val) if isinstance(val, np.ndarray) else val)

@@ -13,7 +13,8 @@ namespace or optree's global one. Register your own types with
 from __future__ import annotations
 
 import builtins
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import optree
 
@@ -77,7 +78,8 @@ def ravel(tree: Any) -> tuple[Any, Callable[[Any], Any]]:
 
     def unravel(flat: Any) -> Any:
         if tuple(flat.shape) != (total,):
-            raise ValueError(f"unravel expects a 1-d array of size {total}, got shape {tuple(flat.shape)}")
+            raise ValueError(
+                f"unravel expects a 1-d array of size {total}, got shape {tuple(flat.shape)}")
         pieces, start = [], 0
         for shape, dt, n in zip(shapes, dtypes, sizes):
             pieces.append(fnp.reshape(flat[start:start + n], shape).astype(dt))

@@ -33,7 +33,8 @@ def test_flatten_unflatten_round_trip():
 
 def test_map_and_leaves():
     doubled = ft.tree.map(lambda x: x * 2, sample())
-    assert [float(x.sum()) for x in ft.tree.leaves(doubled)] == [0.0, 2.0, 2.0, 8.0]  # dict keys sorted
+    # dict keys come sorted: "n" before "x"
+    assert [float(x.sum()) for x in ft.tree.leaves(doubled)] == [0.0, 2.0, 2.0, 8.0]
     summed = ft.tree.map(lambda x, y: x + y, sample(), sample())
     assert float(summed["x"].sum()) == 8.0
 

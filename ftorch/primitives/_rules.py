@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ftorch.core import aval_of, is_floating
+import mlx.core as mx
+
+from ftorch import numpy as fnp
+from ftorch.core import Tracer, aval_of, is_floating
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
@@ -20,8 +23,8 @@ def unbroadcast(ct: Any, x: Any) -> Any:
 
     Returns ``None`` when ``x`` cannot carry a gradient (a Python scalar or a
     non-floating array)."""
-    from ftorch import numpy as fnp
-
+    if isinstance(x, (mx.array, Tracer)) and x.shape == ct.shape and x.dtype == ct.dtype:
+        return ct if is_floating(x.dtype) else None  # the common case, kept cheap
     if is_constant_scalar(x):
         return None
     x_aval = aval_of(x)
@@ -43,8 +46,6 @@ def unbroadcast(ct: Any, x: Any) -> Any:
 
 def tangent_to(t: Any, out: Any) -> Any:
     """Broadcast and cast an input's tangent to the output's shape and dtype."""
-    from ftorch import numpy as fnp
-
     if t is None:
         return None
     out_aval = aval_of(out)
@@ -57,8 +58,6 @@ def tangent_to(t: Any, out: Any) -> Any:
 
 def add_tangents(a: Any, b: Any) -> Any:
     """Sum of two tangents, either of which may be a symbolic zero (None)."""
-    from ftorch import numpy as fnp
-
     if a is None:
         return b
     if b is None:
@@ -67,6 +66,4 @@ def add_tangents(a: Any, b: Any) -> Any:
 
 
 def zeros_like_or_none(t: Any, like: Any) -> Any:
-    from ftorch import numpy as fnp
-
     return fnp.zeros_like(like) if t is None else t

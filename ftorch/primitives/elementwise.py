@@ -9,7 +9,8 @@ cotangent back to each input's shape (``unbroadcast``).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import mlx.core as mx
 

@@ -7,7 +7,8 @@ ops whose inputs all have zero tangents run untraced.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ftorch import tree
 from ftorch.core import ShapeDtypeStruct, Trace, Tracer, aval_of, is_floating, new_main
@@ -140,7 +141,8 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
 
     def f_jvp(*tangents):
         if len(tangents) != len(primals):
-            raise TypeError(f"linearize: the map takes {len(primals)} tangents, got {len(tangents)}")
+            raise TypeError(
+                f"linearize: the map takes {len(primals)} tangents, got {len(tangents)}")
         return jvp(f, primals, tangents)[1]
 
     return out, f_jvp

@@ -11,8 +11,10 @@ jvp of grad and so on. Cotangents of ``None`` are symbolic zeros.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from ftorch import numpy as fnp
 from ftorch import tree
 from ftorch.core import ShapeDtypeStruct, Trace, Tracer, aval_of, is_floating, new_main
 from ftorch.transforms import _util
@@ -190,7 +192,9 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     return (out, pullback, aux) if has_aux else (out, pullback)
 
 
-def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def value_and_grad(
+    f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False
+) -> Callable:
     """A function returning ``f``'s value and its gradient w.r.t. ``argnums``.
 
     ``f`` must return a real scalar (with ``has_aux``: a pair ``(scalar, aux)``,
@@ -230,8 +234,6 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
             return [out], aux
 
         (value,), pullback, aux = vjp_flat(flat_f, p_leaves)
-        from ftorch import numpy as fnp
-
         cts = pullback([fnp.ones_like(value)])
         grads = [_util.zeros_like(p) if c is None else c for p, c in zip(p_leaves, cts)]
         g = _per_argnums(tree.unflatten(p_tree, grads), argnums)
@@ -267,8 +269,6 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     >>> ft.jacrev(lambda x: x ** 2)(mx.array([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
     """
-    from ftorch import numpy as fnp
-
     def jacobian(*args, **kwargs):
         nums = _util.normalize_argnums(argnums, len(args), "jacrev")
         d_leaves, d_tree = _util.flatten_arrays(tuple(args[n] for n in nums), "args")
