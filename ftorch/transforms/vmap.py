@@ -1,0 +1,238 @@
+"""Vectorizing map: ``vmap``.
+
+A ``BatchTracer`` carries a value with one extra batch axis (``bdim``; ``None``
+when the value does not vary over the batch). Each primitive's batching rule
+maps ``(values, bdims)`` to ``(out, out_bdim)``, moving batch axes only when
+the operation needs them somewhere in particular.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ftorch import numpy as fnp
+from ftorch import tree
+from ftorch.core import ShapeDtypeStruct, Trace, Tracer, aval_of, new_main
+from ftorch.transforms import _util
+
+
+class BatchTracer(Tracer):
+    __slots__ = ("val", "bdim")
+
+    def __init__(self, trace: Trace, val: Any, bdim: int | None):
+        self._trace = trace
+        self.val = val
+        self.bdim = bdim
+
+    @property
+    def aval(self) -> ShapeDtypeStruct:
+        a = aval_of(self.val)
+        if self.bdim is None:
+            return a
+        return ShapeDtypeStruct(a.shape[:self.bdim] + a.shape[self.bdim + 1:], a.dtype)
+
+    def concrete(self):
+        raise TypeError(
+            f"{self!r} varies over a vmapped axis, so it has no single concrete value; "
+            "use ftorch.numpy.where for data-dependent choices")
+
+
+class BatchTrace(Trace):
+    __slots__ = ()
+
+    @property
+    def axis_size(self) -> int:
+        return self.main.global_data
+
+    def pure(self, val: Any) -> BatchTracer:
+        return BatchTracer(self, val, None)
+
+    lift = pure
+
+    def process_primitive(self, prim, tracers, params):
+        vals = [t.val for t in tracers]
+        dims = [t.bdim for t in tracers]
+        if all(d is None for d in dims):
+            return prim.bind(*vals, **params)
+        if prim.batch is None:
+            raise NotImplementedError(f"primitive {prim.name!r} has no batching rule")
+        out, out_dim = prim.batch(vals, dims, axis_size=self.axis_size, **params)
+        if prim.multiple_results:
+            return [BatchTracer(self, o, d) for o, d in zip(out, out_dim)]
+        return BatchTracer(self, out, out_dim)
+
+
+# ----------------------------------------------------------------------------
+# Helpers for batching rules
+# ----------------------------------------------------------------------------
+
+
+def move_bdim(x: Any, bdim: int | None, to: int, axis_size: int) -> Any:
+    """``x`` with its batch axis at ``to`` (broadcast in when unbatched)."""
+    if bdim is None:
+        x = fnp.expand_dims(x, to)
+        shape = list(aval_of(x).shape)
+        shape[to] = axis_size
+        return fnp.broadcast_to(x, tuple(shape))
+    if bdim == to:
+        return x
+    return fnp.moveaxis(x, bdim, to)
+
+
+def batch_elementwise(prim, vals, dims, axis_size, **params):
+    """The rule for broadcasting elementwise ops: align the batch axes so that
+    NumPy broadcasting of the per-example shapes still holds."""
+    ranks = [aval_of(v).ndim - (d is not None) for v, d in zip(vals, dims)]
+    out_rank = max(ranks)
+    batched = [(v, d, r) for v, d, r in zip(vals, dims, ranks) if d is not None]
+    # Fast path: every batched operand has its batch axis the same number k
+    # of axes from its end, and no unbatched operand reaches that far: plain
+    # broadcasting then lines the batch axes up, with no copy.
+    ks = {r - d for v, d, r in batched}
+    if len(ks) == 1:
+        k = ks.pop()
+        if all(r <= k for d, r in zip(dims, ranks) if d is None):
+            return prim.bind(*vals, **params), out_rank - k
+    aligned = []
+    for v, d, r in zip(vals, dims, ranks):
+        if d is None:
+            aligned.append(v)
+        else:
+            v = move_bdim(v, d, 0, axis_size)
+            if r < out_rank:
+                shape = aval_of(v).shape
+                v = fnp.reshape(v, (shape[0],) + (1,) * (out_rank - r) + shape[1:])
+            aligned.append(v)
+    return prim.bind(*aligned, **params), 0
+
+
+# ----------------------------------------------------------------------------
+# The transform
+# ----------------------------------------------------------------------------
+
+
+def _broadcast_prefix(prefix: Any, full: Any, what: str) -> list:
+    """Expand an axes spec given as a pytree prefix of ``full`` to one entry per leaf."""
+    if prefix is None or isinstance(prefix, int):
+        return [prefix] * len(tree.leaves(full))
+    out: list = []
+    try:
+        specs = tree.structure(prefix, is_leaf=lambda x: x is None).flatten_up_to(full)
+    except ValueError as e:
+        raise ValueError(
+            f"vmap: {what} {prefix!r} does not match the structure of the values it "
+            f"applies to: {e}") from None
+    for spec, sub in zip(tree.leaves(prefix, is_leaf=lambda x: x is None), specs):
+        if spec is not None and not isinstance(spec, int):
+            raise TypeError(f"vmap: {what} entries must be ints or None, got {spec!r}")
+        out.extend([spec] * len(tree.leaves(sub)))
+    return out
+
+
+def vmap(
+    f: Callable,
+    in_axes: int | None | Sequence[Any] = 0,
+    out_axes: Any = 0,
+    axis_size: int | None = None,
+    chunk_size: int | None = None,
+) -> Callable:
+    """Vectorize ``f`` over an axis of its arguments, as ``jax.vmap``.
+
+    ``in_axes`` is an int, ``None`` (not mapped), or a tuple with one entry
+    per positional argument, each a pytree prefix of that argument; likewise
+    ``out_axes`` for the outputs. ``axis_size`` gives the batch size when no
+    argument is mapped. ``chunk_size`` evaluates the batch ``chunk_size``
+    examples at a time and concatenates (bounded memory for huge batches).
+
+    >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
+    >>> dot = lambda x, y: fnp.sum(x * y)
+    >>> ft.vmap(dot, in_axes=(0, None))(mx.ones((3, 2)), mx.ones(2)).tolist()
+    [2.0, 2.0, 2.0]
+    """
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"vmap: chunk_size must be a positive int, got {chunk_size!r}")
+
+    def batched_f(*args, **kwargs):
+        axes_spec = tuple(in_axes) if isinstance(in_axes, list) else in_axes
+        if isinstance(axes_spec, tuple) and len(axes_spec) != len(args):
+            raise ValueError(
+                f"vmap: in_axes has {len(axes_spec)} entries but the function was called "
+                f"with {len(args)} positional arguments")
+        leaves, args_tree = _util.flatten_arrays(args, "args")
+        axes = _broadcast_prefix(axes_spec, args, "in_axes")
+        names = _util.leaf_names(args_tree, "args")
+        size = axis_size
+        norm_axes = []
+        for name, leaf, ax in zip(names, leaves, axes):
+            if ax is None:
+                norm_axes.append(None)
+                continue
+            ndim = aval_of(leaf).ndim
+            if not -ndim <= ax < ndim:
+                raise ValueError(
+                    f"vmap: in_axes {ax} is out of range for {name} of shape "
+                    f"{aval_of(leaf).shape}")
+            ax %= ndim
+            n = aval_of(leaf).shape[ax]
+            if size is None:
+                size = n
+            elif n != size:
+                sizes = {nm: aval_of(lf).shape[a % aval_of(lf).ndim]
+                         for nm, lf, a in zip(names, leaves, axes) if a is not None}
+                raise ValueError(
+                    f"vmap: mapped axes have inconsistent sizes: {sizes}"
+                    + (f" (axis_size={axis_size})" if axis_size is not None else ""))
+            norm_axes.append(ax)
+        if size is None:
+            raise ValueError("vmap: no argument is mapped (all in_axes are None); "
+                             "pass axis_size to say how many times to map")
+        if chunk_size is not None and chunk_size < size:
+            return _chunked(leaves, norm_axes, args_tree, size, kwargs)
+        return _run(leaves, norm_axes, args_tree, size, kwargs)
+
+    def _run(leaves, axes, args_tree, size, kwargs):
+        with new_main(BatchTrace, size) as main:
+            trace = BatchTrace(main)
+            tracers = [BatchTracer(trace, x, ax) if ax is not None else x
+                       for x, ax in zip(leaves, axes)]
+            out = f(*tree.unflatten(args_tree, tracers), **kwargs)
+            out_leaves, out_tree = _util.flatten_arrays(out, "output")
+            spec = _broadcast_prefix(out_axes, out, "out_axes")
+            results = []
+            for leaf, ax in zip(out_leaves, spec):
+                if isinstance(leaf, Tracer) and leaf._trace.main is main:
+                    val, bdim = leaf.val, leaf.bdim
+                else:
+                    val, bdim = leaf, None
+                if ax is None:
+                    if bdim is not None:
+                        raise ValueError(
+                            "vmap: out_axes is None for an output that varies over the "
+                            "mapped axis")
+                    results.append(val)
+                    continue
+                ndim = aval_of(val).ndim + (bdim is None)
+                if not -ndim <= ax < ndim:
+                    raise ValueError(
+                        f"vmap: out_axes {ax} is out of range for an output of ndim {ndim - 1}")
+                results.append(move_bdim(val, bdim, ax % ndim, size))
+        return tree.unflatten(out_tree, results)
+
+    def _chunked(leaves, axes, args_tree, size, kwargs):
+        from ftorch.primitives.shape import static_slice
+
+        pieces = []
+        for start in range(0, size, chunk_size):
+            stop = min(start + chunk_size, size)
+            chunk = [x if ax is None else static_slice(
+                x, (slice(None),) * ax + (slice(start, stop),)) for x, ax in zip(leaves, axes)]
+            pieces.append(_run(chunk, axes, args_tree, stop - start, kwargs))
+        out_tree = tree.structure(pieces[0])
+        spec = _broadcast_prefix(out_axes, pieces[0], "out_axes")
+        columns = zip(*[tree.leaves(p) for p in pieces])
+        joined = [col[0] if ax is None else fnp.concatenate(list(col), axis=ax)
+                  for col, ax in zip(columns, spec)]
+        return tree.unflatten(out_tree, joined)
+
+    return batched_f
