@@ -67,3 +67,58 @@ def add_tangents(a: Any, b: Any) -> Any:
 
 def zeros_like_or_none(t: Any, like: Any) -> Any:
     return fnp.zeros_like(like) if t is None else t
+
+
+# ----------------------------------------------------------------------------
+# Batching rules: batch(vals, dims, axis_size, **params) -> (out, out_dim)
+# ----------------------------------------------------------------------------
+
+
+def move_bdim(x: Any, bdim: int | None, to: int, axis_size: int) -> Any:
+    """``x`` with its batch axis at ``to`` (broadcast in when unbatched)."""
+    if bdim is None:
+        x = fnp.expand_dims(x, to)
+        shape = list(aval_of(x).shape)
+        shape[to] = axis_size
+        return fnp.broadcast_to(x, tuple(shape))
+    if bdim == to:
+        return x
+    return fnp.moveaxis(x, bdim, to)
+
+
+def batch_elementwise(prim, vals, dims, axis_size, **params):
+    """The rule for broadcasting elementwise ops: align the batch axes so that
+    NumPy broadcasting of the per-example shapes still holds."""
+    ranks = [aval_of(v).ndim - (d is not None) for v, d in zip(vals, dims)]
+    out_rank = max(ranks)
+    batched = [(v, d, r) for v, d, r in zip(vals, dims, ranks) if d is not None]
+    # Fast path: every batched operand has its batch axis the same number k
+    # of axes from its end, and no unbatched operand reaches that far: plain
+    # broadcasting then lines the batch axes up, with no copy.
+    ks = {r - d for v, d, r in batched}
+    if len(ks) == 1:
+        k = ks.pop()
+        if all(r <= k for d, r in zip(dims, ranks) if d is None):
+            return prim.bind(*vals, **params), out_rank - k
+    aligned = []
+    for v, d, r in zip(vals, dims, ranks):
+        if d is None:
+            aligned.append(v)
+        else:
+            v = move_bdim(v, d, 0, axis_size)
+            if r < out_rank:
+                shape = aval_of(v).shape
+                v = fnp.reshape(v, (shape[0],) + (1,) * (out_rank - r) + shape[1:])
+            aligned.append(v)
+    return prim.bind(*aligned, **params), 0
+
+
+def batch_unary(prim):
+    """The batching rule of a unary elementwise op: the batch axis stays put."""
+    return lambda vals, dims, axis_size, **params: (prim.bind(*vals, **params), dims[0])
+
+
+def batch_nary(prim):
+    """The batching rule of a broadcasting elementwise op."""
+    return lambda vals, dims, axis_size, **params: batch_elementwise(
+        prim, vals, dims, axis_size, **params)

@@ -16,7 +16,13 @@ import mlx.core as mx
 
 from ftorch import numpy as fnp
 from ftorch.core import Primitive, aval_of, is_floating
-from ftorch.primitives._rules import add_tangents, tangent_to, unbroadcast
+from ftorch.primitives._rules import (
+    add_tangents,
+    batch_nary,
+    batch_unary,
+    tangent_to,
+    unbroadcast,
+)
 
 __all__ = [
     "negative", "abs", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt",
@@ -44,6 +50,7 @@ def _unary(name: str, impl: Callable, derivative: Callable | None, example: str 
     """A unary primitive with ``derivative(x, y) -> f'(x)``; ``None`` means the
     derivative is zero almost everywhere (floor, sign, ...)."""
     prim = Primitive(name, impl)
+    prim.batch = batch_unary(prim)
 
     if derivative is None:
         prim.jvp = lambda primals, tangents: (prim.bind(*primals), None)
@@ -70,6 +77,7 @@ def _unary(name: str, impl: Callable, derivative: Callable | None, example: str 
 def _linear_unary(name: str, impl: Callable):
     """A unary primitive that is linear: its JVP and VJP apply itself."""
     prim = Primitive(name, impl)
+    prim.batch = batch_unary(prim)
     prim.jvp = lambda primals, tangents: (prim.bind(*primals), prim.bind(*tangents))
     prim.vjp = lambda ct, out, x: (prim.bind(ct),)
 
@@ -123,6 +131,7 @@ invert_p, invert = _unary("invert", mx.bitwise_invert, None, "1")
 round_p = Primitive("round", mx.round)
 round_p.jvp = lambda primals, tangents, decimals: (round_p.bind(*primals, decimals=decimals), None)
 round_p.vjp = lambda ct, out, x, decimals: (None,)
+round_p.batch = batch_unary(round_p)
 
 
 def round(x: Any, decimals: int = 0) -> Any:
@@ -153,6 +162,7 @@ def _binary(name: str, impl: Callable, jvp: Callable | None, vjp: Callable | Non
     """A binary primitive; ``None`` rules mean not differentiable (bool or
     integer results, or a derivative that is zero almost everywhere)."""
     prim = Primitive(name, impl)
+    prim.batch = batch_nary(prim)
     if jvp is None:
         prim.jvp = lambda primals, tangents: (prim.bind(*primals), None)
         prim.vjp = lambda ct, out, x, y: (None, None)
@@ -337,6 +347,7 @@ def _where_vjp(ct, out, cond, x, y):
 
 
 where_p = Primitive("where", mx.where, jvp=_where_jvp, vjp=_where_vjp)
+where_p.batch = batch_nary(where_p)
 
 
 def where(condition: Any, x: Any, y: Any) -> Any:
@@ -382,6 +393,7 @@ def _astype_vjp(ct, out, x, dtype):
 
 
 astype_p = Primitive("astype", mx.astype, jvp=_astype_jvp, vjp=_astype_vjp)
+astype_p.batch = batch_unary(astype_p)
 
 
 def astype(x: Any, dtype: mx.Dtype) -> Any:
@@ -402,6 +414,7 @@ stop_gradient_p = Primitive(
     "stop_gradient", mx.stop_gradient,
     jvp=lambda primals, tangents: (stop_gradient_p.bind(*primals), None),
     vjp=lambda ct, out, x: (None,))
+stop_gradient_p.batch = batch_unary(stop_gradient_p)
 
 
 def stop_gradient(x: Any) -> Any:
