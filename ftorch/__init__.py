@@ -22,5 +22,16 @@ __version__ = "0.1.0"
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian",
-    "stop_gradient", "tree", "numpy", "nn", "ShapeDtypeStruct",
+    "stop_gradient", "tree", "numpy", "nn", "ShapeDtypeStruct", "info",
 ]
+
+
+def __getattr__(name: str):
+    # ftorch.info is imported on first use, so that `python -m ftorch.info`
+    # does not find it already imported (runpy warns about that).
+    if name == "info":
+        from ftorch.info import info
+
+        globals()["info"] = info
+        return info
+    raise AttributeError(f"module 'ftorch' has no attribute {name!r}")

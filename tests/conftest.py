@@ -1,5 +1,6 @@
 import os
 
+import ftorch  # noqa: F401  (first: it loads the fast BLAS before mlx.core is imported)
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(

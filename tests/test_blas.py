@@ -1,0 +1,261 @@
+"""Loading an optimized BLAS for MLX (ftorch/_blas.py).
+
+Loading happens once per process, before mlx.core is imported, so each case
+runs `import ftorch` in a fresh interpreter with a controlled environment.
+"""
+
+import json
+import os
+import site
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from ftorch import _blas
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
+
+_REPORT = """
+import json, warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    {pre}
+    import ftorch
+    from ftorch import _blas
+    _blas.load()  # a second call must not warn again
+d = _blas.state.as_dict()
+d["resolved"] = _blas.resolve()
+d["warnings"] = [(w.category.__name__, str(w.message)) for w in caught]
+print(json.dumps(d))
+"""
+
+
+def run(code: str, **env: str) -> str:
+    full = {k: v for k, v in os.environ.items() if k != "FTORCH_BLAS"}
+    full.update(env)
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def report(pre: str = "", **env: str) -> dict:
+    return json.loads(run(_REPORT.format(pre=pre), **env).strip().splitlines()[-1])
+
+
+def _mlx_reference_blas() -> str:
+    """The reference BLAS bundled with the mlx[cpu] wheel, found like MLX finds it."""
+    return report(FTORCH_BLAS="reference")["resolved"]
+
+
+def _openblas_present() -> bool:
+    import ctypes
+
+    for name in _blas._OPENBLAS_SONAMES:
+        try:
+            ctypes.CDLL(name, mode=os.RTLD_LOCAL)
+            return True
+        except OSError:
+            pass
+    return False
+
+
+def _mkl_present() -> bool:
+    return bool(_blas._mkl_candidates())
+
+
+# --- choosing candidates (no loading) -------------------------------------------
+
+
+def test_candidate_order(tmp_path, monkeypatch):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    for name in ("libmkl_rt.so", "libmkl_rt.so.2", "libmkl_rt.so.3", "libmkl_core.so.3"):
+        (lib / name).write_bytes(b"")
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))
+    monkeypatch.setattr(site, "getuserbase", lambda: str(tmp_path / "user"))
+    auto = _blas._candidates(None)
+    libs = [c[0] for c in auto]
+    # System OpenBLAS first, then MKL from PyPI (newest soname first).
+    assert libs[:2] == list(_blas._OPENBLAS_SONAMES)
+    assert libs[2:] == [str(lib / n) for n in ("libmkl_rt.so.3", "libmkl_rt.so.2", "libmkl_rt.so")]
+    assert [c[1] for c in auto[:3]] == ["system", "system", "pypi"]
+    # An explicit path comes first and the search still follows it.
+    explicit = _blas._candidates("/opt/x/libblis.so")
+    assert explicit[0] == ("/opt/x/libblis.so", "FTORCH_BLAS")
+    assert explicit[1:] == auto
+    # A kind restricts the search.
+    assert [c[1] for c in _blas._candidates("mkl")] == ["pypi"] * 3
+    assert [c[1] for c in _blas._candidates("openblas")] == ["system", "system"]
+
+
+@pytest.mark.parametrize("name, kind", [
+    ("/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0", "openblas"),
+    ("/venv/lib/libmkl_rt.so.2", "mkl"),
+    ("/usr/lib/libblis.so.4", "blis"),
+    ("/x/libblas.so.3", "custom"),
+])
+def test_kind(name, kind):
+    assert _blas._kind(name) == kind
+
+
+def test_not_linux_does_nothing(monkeypatch):
+    monkeypatch.setattr(_blas, "state", _blas.BlasState())
+    monkeypatch.setattr(sys, "platform", "darwin")
+    monkeypatch.setenv("FTORCH_BLAS", "/nonexistent")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        st = _blas.load()
+    assert st.status == "not_linux" and st.handle is None and st.warning is None
+
+
+def test_state_of_this_process():
+    st = _blas.state
+    assert st.status in ("loaded", "preloaded", "disabled", "not_found", "too_late", "failed")
+    assert set(st.as_dict()) >= {"status", "kind", "path", "verified", "reason", "warning"}
+    assert "BlasState(" in repr(st)
+
+
+# --- loading, in fresh processes -------------------------------------------------
+
+
+def test_reference_disables():
+    d = report(FTORCH_BLAS="reference")
+    assert d["status"] == "disabled"
+    assert d["path"] is None and d["tried"] == [] and d["warnings"] == []
+    # MLX binds its own bundled BLAS.
+    assert "mlx" in d["resolved"]
+    assert report(FTORCH_BLAS="off")["status"] == "disabled"
+
+
+def test_nonexistent_path_warns_once_and_falls_back():
+    d = report(FTORCH_BLAS="/nonexistent/libblas.so")
+    assert len(d["warnings"]) == 1, d["warnings"]
+    category, msg = d["warnings"][0]
+    assert category == "RuntimeWarning"
+    assert "FTORCH_BLAS=/nonexistent/libblas.so" in msg
+    assert d["tried"][0][0] == "/nonexistent/libblas.so"
+    if _openblas_present() or _mkl_present():
+        assert d["status"] == "loaded" and d["verified"]
+        assert d["path"] in msg and d["resolved"] == d["path"]
+    else:
+        assert d["status"] == "not_found"
+        assert "ftorch[blas]" in msg
+
+
+def test_library_without_cblas_is_not_loaded_globally():
+    libm = run("import ctypes.util; print(ctypes.util.find_library('m'))").strip()
+    d = report(FTORCH_BLAS=libm)
+    assert d["tried"][0] == [libm, "does not export cblas_sgemm"]
+    assert len(d["warnings"]) == 1 and "could not be used" in d["warnings"][0][1]
+
+
+def test_mlx_imported_first_warns_once():
+    d = report(pre="import mlx.core", FTORCH_BLAS="")
+    if d["status"] == "preloaded":
+        pytest.skip("an optimized BLAS is preloaded in this environment")
+    assert d["status"] == "too_late"
+    assert len(d["warnings"]) == 1
+    assert "import ftorch first" in d["warnings"][0][1]
+    assert "mlx" in d["resolved"]  # still MLX's own BLAS
+
+
+def test_mlx_imported_first_with_reference_is_silent():
+    d = report(pre="import mlx.core", FTORCH_BLAS="reference")
+    assert d["status"] == "disabled" and d["warnings"] == []
+
+
+def test_explicit_path_is_loaded_and_verified():
+    ref = _mlx_reference_blas()
+    d = report(FTORCH_BLAS=ref)
+    assert d["status"] == "loaded" and d["source"] == "FTORCH_BLAS"
+    assert d["verified"] and d["path"] == ref and d["resolved"] == ref
+    assert d["kind"] == "custom"
+    assert "cblas_sgemm" in d["verification"] and d["warnings"] == []
+
+
+def test_preloaded_library_is_kept():
+    ref = _mlx_reference_blas()
+    d = report(FTORCH_BLAS="", LD_PRELOAD=ref)
+    assert d["status"] == "preloaded" and d["path"] == ref and d["warnings"] == []
+
+
+def test_default_picks_system_openblas_first():
+    if not _openblas_present():
+        pytest.skip("no system OpenBLAS (apt-get install libopenblas0-pthread)")
+    d = report(FTORCH_BLAS="")
+    assert d["status"] == "loaded" and d["kind"] == "openblas" and d["source"] == "system"
+    assert d["verified"] and d["resolved"] == d["path"] and d["warnings"] == []
+
+
+def test_default_picks_pypi_mkl_without_openblas():
+    if not _mkl_present():
+        pytest.skip('no MKL from PyPI (pip install "ftorch[blas]")')
+    expected = os.path.realpath(_blas._mkl_candidates()[0])
+    for env in ({"FTORCH_BLAS": "mkl"}, {"FTORCH_BLAS": ""} if not _openblas_present() else None):
+        if env is None:
+            continue
+        d = report(**env)
+        assert d["status"] == "loaded" and d["kind"] == "mkl" and d["source"] == "pypi"
+        assert d["verified"] and d["path"] == expected == d["resolved"]
+        assert d["warnings"] == []
+
+
+def test_missing_kind_warns():
+    if _openblas_present():
+        pytest.skip("a system OpenBLAS is present")
+    d = report(FTORCH_BLAS="openblas")
+    assert d["status"] == "not_found"
+    assert len(d["warnings"]) == 1 and "no openblas found" in d["warnings"][0][1]
+
+
+_MATMUL = """
+import sys, numpy as np, ftorch
+from ftorch import _blas
+import mlx.core as mx
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+out = {}
+for dt in ("float32", "float64"):
+    x = mx.array(a, dtype=getattr(mx, dt)); y = mx.array(b, dtype=getattr(mx, dt))
+    out[dt] = np.array(mx.matmul(x, y, stream=mx.cpu))
+    # Transposed operands take cblas_sgemm's transpose flags.
+    out[dt + "_t"] = np.array(mx.matmul(y.T, x.T, stream=mx.cpu))
+sq = mx.array(a[:40, :40] + 40 * np.eye(40, dtype=np.float32))
+out["inv"] = np.array(mx.linalg.inv(sq, stream=mx.cpu))
+np.savez(sys.argv[3], status=_blas.state.status, **out)
+"""
+
+
+def test_matmul_agrees_with_reference(tmp_path):
+    probe = report(FTORCH_BLAS="")
+    if probe["status"] not in ("loaded", "preloaded"):
+        pytest.skip("no optimized BLAS in this environment")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((67, 67)).astype(np.float32)
+    b = rng.standard_normal((67, 45)).astype(np.float32)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    code = textwrap.dedent(_MATMUL)
+    results = {}
+    for name, env in (("fast", ""), ("ref", "reference")):
+        full = {k: v for k, v in os.environ.items() if k != "FTORCH_BLAS"}
+        full["FTORCH_BLAS"] = env
+        subprocess.run([sys.executable, "-c", code, str(tmp_path / "a.npy"),
+                        str(tmp_path / "b.npy"), str(tmp_path / f"{name}.npz")],
+                       env=full, check=True, timeout=120)
+        results[name] = np.load(tmp_path / f"{name}.npz")
+    fast, ref = results["fast"], results["ref"]
+    assert str(fast["status"]) in ("loaded", "preloaded") and str(ref["status"]) == "disabled"
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    # Entries are sums of 67 products of magnitude ~1: allow a few ulps of ~10 per term.
+    for key, tol in (("float32", 1e-4), ("float64", 1e-11)):
+        np.testing.assert_allclose(fast[key], ref[key], rtol=tol, atol=tol)
+        np.testing.assert_allclose(fast[key], exact, rtol=tol, atol=tol)
+        np.testing.assert_allclose(fast[key + "_t"], ref[key + "_t"], rtol=tol, atol=tol)
+        np.testing.assert_allclose(fast[key + "_t"], exact.T, rtol=tol, atol=tol)
+    np.testing.assert_allclose(fast["inv"], ref["inv"], rtol=1e-5, atol=1e-7)
