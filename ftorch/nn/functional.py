@@ -1,5 +1,220 @@
-"""Activation and normalisation functions on arrays."""
+"""Activation functions and normalized exponentials on arrays.
+
+>>> import ftorch.nn.functional as F, mlx.core as mx
+>>> F.softmax(mx.array([0.0, 0.0])).tolist()
+[0.5, 0.5]
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+from typing import Any
+
+import mlx.core as mx
+
+from ftorch import numpy as fnp
+from ftorch.core import Primitive, is_floating
+from ftorch.primitives.reduction import Axis, logsumexp, normalize_axes
+
+__all__ = [
+    "softmax", "log_softmax", "logsumexp", "sigmoid", "relu", "gelu", "silu", "softplus",
+]
+
+
+# ----------------------------------------------------------------------------
+# softmax, log_softmax
+# ----------------------------------------------------------------------------
+
+
+def _softmax_impl(x, axes):
+    return mx.softmax(x, axis=axes)
+
+
+def _log_softmax_impl(x, axes):
+    # Shift by the max first: subtracting logsumexp(x) from a large x directly
+    # would round away the small normalizer.
+    shifted = x - mx.max(x, axis=axes, keepdims=True)
+    return shifted - mx.logsumexp(shifted, axis=axes, keepdims=True)
+
+
+softmax_p = Primitive("softmax", _softmax_impl)
+log_softmax_p = Primitive("log_softmax", _log_softmax_impl)
+
+
+def _softmax_linear(v, y, axes):
+    """The softmax Jacobian (symmetric) applied to ``v``: ``y * (v - <v, y>)``."""
+    return y * (v - fnp.sum(v * y, axis=axes, keepdims=True))
+
+
+@softmax_p.def_jvp
+def _softmax_jvp(primals, tangents, axes):
+    (x,), (t,) = primals, tangents
+    y = softmax_p.bind(x, axes=axes)
+    return y, _softmax_linear(t, y, axes)
+
+
+@softmax_p.def_vjp
+def _softmax_vjp(ct, y, x, axes):
+    if not is_floating(x.dtype):
+        return (None,)
+    return (_softmax_linear(ct, y, axes),)
+
+
+@log_softmax_p.def_jvp
+def _log_softmax_jvp(primals, tangents, axes):
+    (x,), (t,) = primals, tangents
+    out = log_softmax_p.bind(x, axes=axes)
+    return out, t - fnp.sum(t * fnp.exp(out), axis=axes, keepdims=True)
+
+
+@log_softmax_p.def_vjp
+def _log_softmax_vjp(ct, out, x, axes):
+    if not is_floating(x.dtype):
+        return (None,)
+    return (ct - fnp.exp(out) * fnp.sum(ct, axis=axes, keepdims=True),)
+
+
+def _axes(x: Any, axis: Axis, fname: str) -> tuple[Any, tuple[int, ...]]:
+    x = fnp.asarray(x)
+    return x, normalize_axes(axis, x.ndim, fname)
+
+
+def softmax(x: Any, axis: Axis = -1) -> Any:
+    """``exp(x) / sum(exp(x))`` over ``axis`` (an int, a tuple, or
+    ``None`` for all axes), computed stably.
+
+    ``-inf`` entries get probability 0 (with finite gradients); a slice that
+    is entirely ``-inf`` gives nan, as ``mx.softmax`` does.
+
+    >>> import ftorch.nn.functional as F, mlx.core as mx
+    >>> F.softmax(mx.array([[1000.0, 1000.0], [0.0, -float("inf")]])).tolist()
+    [[0.5, 0.5], [1.0, 0.0]]
+    """
+    x, axes = _axes(x, axis, "softmax")
+    return softmax_p.bind(x, axes=axes)
+
+
+def log_softmax(x: Any, axis: Axis = -1) -> Any:
+    """``x - logsumexp(x)`` over ``axis`` (an int, a tuple, or
+    ``None`` for all axes), computed stably.
+
+    >>> import ftorch.nn.functional as F, mlx.core as mx
+    >>> F.log_softmax(mx.array([1000.0, 1000.0])).tolist()
+    [-0.6931471824645996, -0.6931471824645996]
+    """
+    x, axes = _axes(x, axis, "log_softmax")
+    return log_softmax_p.bind(x, axes=axes)
+
+
+# ----------------------------------------------------------------------------
+# Elementwise activations
+# ----------------------------------------------------------------------------
+
+
+def _sigmoid_derivative(y):
+    return y * (1 - y)
+
+
+sigmoid_p = Primitive("sigmoid", mx.sigmoid)
+
+
+@sigmoid_p.def_jvp
+def _sigmoid_jvp(primals, tangents):
+    y = sigmoid_p.bind(*primals)
+    return y, tangents[0] * _sigmoid_derivative(y)
+
+
+sigmoid_p.vjp = lambda ct, y, x: (
+    ct * _sigmoid_derivative(y) if is_floating(x.dtype) else None,)
+
+
+def sigmoid(x: Any) -> Any:
+    """The logistic function ``1 / (1 + exp(-x))``; its derivative comes from
+    the output, ``y * (1 - y)``.
+
+    >>> import ftorch.nn.functional as F, mlx.core as mx
+    >>> F.sigmoid(mx.array([0.0, 1000.0, -1000.0])).tolist()
+    [0.5, 1.0, 0.0]
+    """
+    return sigmoid_p.bind(x)
+
+
+relu_p = Primitive("relu", lambda x: mx.maximum(x, 0))
+relu_p.jvp = lambda primals, tangents: (
+    relu_p.bind(*primals), fnp.where(fnp.greater(primals[0], 0), tangents[0], 0.0))
+relu_p.vjp = lambda ct, out, x: (
+    fnp.where(fnp.greater(x, 0), ct, 0.0) if is_floating(x.dtype) else None,)
+
+
+def relu(x: Any) -> Any:
+    """``max(x, 0)``; its derivative is taken as 0 at 0.
+
+    >>> import ftorch.nn.functional as F, mlx.core as mx
+    >>> F.relu(mx.array([-1.0, 0.0, 2.0])).tolist()
+    [0.0, 0.0, 2.0]
+    """
+    return relu_p.bind(x)
+
+
+_INV_SQRT2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TANH_SCALE = math.sqrt(2.0 / math.pi)
+_TANH_CUBIC = 0.044715
+
+
+def _gelu_impl(x, approximate):
+    if approximate:
+        return 0.5 * x * (1 + mx.tanh(_TANH_SCALE * (x + _TANH_CUBIC * x**3)))
+    return x * (1 + mx.erf(x * _INV_SQRT2)) / 2
+
+
+def _gelu_derivative(x, approximate):
+    if approximate:
+        th = fnp.tanh(_TANH_SCALE * (x + _TANH_CUBIC * (x * x * x)))
+        du = _TANH_SCALE * (1 + (3 * _TANH_CUBIC) * (x * x))
+        return 0.5 * (1 + th) + (0.5 * x) * ((1 - th * th) * du)
+    # Phi(x) + x * phi(x)
+    return 0.5 * (1 + fnp.erf(x * _INV_SQRT2)) + x * (_INV_SQRT_2PI * fnp.exp(-0.5 * (x * x)))
+
+
+gelu_p = Primitive("gelu", _gelu_impl)
+gelu_p.jvp = lambda primals, tangents, approximate: (
+    gelu_p.bind(*primals, approximate=approximate),
+    tangents[0] * _gelu_derivative(primals[0], approximate))
+gelu_p.vjp = lambda ct, out, x, approximate: (
+    ct * _gelu_derivative(x, approximate) if is_floating(x.dtype) else None,)
+
+
+def gelu(x: Any, approximate: bool = False) -> Any:
+    """The Gaussian error linear unit ``x * Phi(x)`` (``Phi`` the normal CDF),
+    as ``mlx.nn.gelu``; with ``approximate=True`` the tanh form of
+    ``mlx.nn.gelu_approx``.
+
+    >>> import ftorch.nn.functional as F, mlx.core as mx
+    >>> round(F.gelu(mx.array(1.0)).item(), 4), round(F.gelu(mx.array(1.0), True).item(), 4)
+    (0.8413, 0.8412)
+    """
+    if not isinstance(approximate, bool):
+        raise TypeError(f"gelu: approximate must be True or False, got {approximate!r}")
+    return gelu_p.bind(x, approximate=approximate)
+
+
+def silu(x: Any) -> Any:
+    """``x * sigmoid(x)`` (also called swish).
+
+    >>> import ftorch.nn.functional as F, mlx.core as mx
+    >>> F.silu(mx.array([0.0, 1000.0])).tolist()
+    [0.0, 1000.0]
+    """
+    return fnp.multiply(x, sigmoid(x))
+
+
+def softplus(x: Any) -> Any:
+    """``log(1 + exp(x))``, computed as ``logaddexp(x, 0)`` so it stays exact
+    for large ``|x|``; its derivative is ``sigmoid(x)``.
+
+    >>> import ftorch.nn.functional as F, mlx.core as mx
+    >>> F.softplus(mx.array([0.0, 1000.0, -1000.0])).tolist()
+    [0.6931471824645996, 1000.0, 0.0]
+    """
+    return fnp.logaddexp(x, 0.0)
