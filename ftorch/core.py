@@ -453,10 +453,10 @@ def is_floating(dtype: mx.Dtype) -> bool:
 
 def aval_of(x: Any) -> ShapeDtypeStruct:
     """Shape and dtype of an array, tracer, NumPy array or Python scalar."""
+    if isinstance(x, mx.array):
+        return ShapeDtypeStruct(x.shape, x.dtype)
     if isinstance(x, Tracer):
         return x.aval
-    if isinstance(x, mx.array):
-        return ShapeDtypeStruct(tuple(x.shape), x.dtype)
     return ShapeDtypeStruct(tuple(np.shape(x)), mx.array(x).dtype)
 
 

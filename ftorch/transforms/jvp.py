@@ -27,6 +27,11 @@ class JVPTracer(Tracer):
     def aval(self) -> ShapeDtypeStruct:
         return aval_of(self.primal)
 
+    # Read straight off the primal: these are on every rule's path.
+    shape = property(lambda self: self.primal.shape)
+    dtype = property(lambda self: self.primal.dtype)
+    ndim = property(lambda self: self.primal.ndim)
+
     def concrete(self):
         p = self.primal
         return p.concrete() if isinstance(p, Tracer) else p

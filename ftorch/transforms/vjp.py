@@ -50,6 +50,11 @@ class VJPTracer(Tracer):
     def aval(self) -> ShapeDtypeStruct:
         return aval_of(self.primal)
 
+    # Read straight off the primal: these are on every rule's path.
+    shape = property(lambda self: self.primal.shape)
+    dtype = property(lambda self: self.primal.dtype)
+    ndim = property(lambda self: self.primal.ndim)
+
     def concrete(self):
         p = self.primal
         return p.concrete() if isinstance(p, Tracer) else p
