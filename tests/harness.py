@@ -111,6 +111,8 @@ def to_mx(args: tuple, dtype=mx.float64) -> tuple:
     """NumPy arguments as MLX arrays; floating ones in ``dtype``."""
     out = []
     for a in args:
+        if isinstance(a, np.generic):  # NumPy ufuncs turn 0-d arrays into scalars
+            a = np.asarray(a)
         if isinstance(a, np.ndarray) and a.dtype in FLOAT_DTYPES:
             out.append(mx.array(a.astype(np.float64 if dtype == mx.float64 else np.float32),
                                 dtype=dtype))
