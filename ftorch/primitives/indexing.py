@@ -1,5 +1,799 @@
-"""Indexing: ``x[idx]``, take, take_along_axis, and functional updates."""
+"""Indexing: ``x[idx]``, take, take_along_axis, and functional updates.
+
+An index expression is parsed once into a static, hashable *spec* with one
+entry per index position: an ``int`` (a normalized integer index), a
+``(start, stop, step)`` tuple (a normalized slice), ``None`` (a new axis) or
+``"a"`` (the next integer-array operand). Boolean masks are turned into
+integer arrays and ``...`` is expanded while parsing. The primitives take the
+index arrays as extra (non-differentiable) operands and rebuild the MLX
+index from ``spec``, so each is one MLX call eagerly:
+
+- ``gather``: ``x[idx]`` with at least one integer array (advanced indexing).
+  Purely basic indices lower to ``static_slice`` and ``reshape`` instead.
+- ``scatter``, ``scatter_add``, ``scatter_mul``, ``scatter_div``,
+  ``scatter_min``, ``scatter_max``: ``x`` with ``x[idx]`` replaced by, added
+  to, ... ``values`` (``fnp.at(x)[idx].set(v)`` and friends).
+- ``take_along_axis``.
+
+``gather`` and ``scatter_add`` are each other's transpose, which is how
+duplicate indices accumulate in gradients.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import copy
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import mlx.core as mx
+import numpy as np
+
+from ftorch import numpy as fnp
+from ftorch.core import Primitive, Tracer, aval_of, is_floating
+from ftorch.primitives._rules import add_tangents, unbroadcast
+from ftorch.primitives.reduction import normalize_axes
+from ftorch.primitives.shape import static_slice
+
+__all__ = ["getitem", "take", "take_along_axis", "put_along_axis", "at"]
+
+Spec = tuple  # entries: int | tuple[int, int | None, int] | None | "a"
+
+_ARRAY = "a"
+_INDEX_ERROR = (
+    "only integers, slices (`:`), ellipsis (`...`), None (`newaxis`) and integer or "
+    "boolean arrays are valid indices; got {what}"
+)
+_MASK_UNDER_TRANSFORM = (
+    "a boolean mask whose value is traced has a data-dependent shape and cannot index "
+    "here; use fnp.where(mask, x, other) (or fnp.where(mask, x, 0) followed by a sum) instead"
+)
+
+
+# ----------------------------------------------------------------------------
+# Parsing index expressions
+# ----------------------------------------------------------------------------
+
+
+def _index_array(a: Any, what: str) -> Any:
+    """An integer index array as an mx.array (or a tracer); boolean arrays come
+    back as NumPy bool arrays (masks) to be expanded by the caller."""
+    if isinstance(a, Tracer):
+        if a.dtype == mx.bool_:
+            # Autodiff tracers know their value, so the result's shape is known.
+            try:
+                return np.array(a.concrete())
+            except TypeError:
+                raise TypeError(_MASK_UNDER_TRANSFORM) from None
+        if is_floating(a.dtype):
+            raise IndexError(_INDEX_ERROR.format(what=f"a traced {a.dtype} array at {what}"))
+        return a
+    if isinstance(a, mx.array):
+        if a.dtype == mx.bool_:
+            return np.array(a)
+        if is_floating(a.dtype) or a.dtype == mx.complex64:
+            raise IndexError(_INDEX_ERROR.format(what=f"an {a.dtype} array at {what}"))
+        return a
+    arr = np.asarray(a)
+    if arr.dtype == np.bool_:
+        return arr
+    if arr.size == 0 and arr.dtype == np.float64:  # [] is an empty integer index
+        arr = arr.astype(np.int32)
+    if arr.dtype.kind not in "iu":
+        raise IndexError(_INDEX_ERROR.format(what=f"a {arr.dtype} array at {what}"))
+    return mx.array(arr)
+
+
+def _parse(idx: Any, shape: tuple[int, ...]) -> tuple[Spec, list]:
+    """``idx`` as a normalized spec and its index-array operands."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    items, consumed, ellipsis = [], 0, False
+    for pos, e in enumerate(idx):
+        what = f"index position {pos}"
+        if e is None or isinstance(e, slice):
+            items.append(e)
+            consumed += e is not None
+        elif e is Ellipsis:
+            if ellipsis:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            ellipsis = True
+            items.append(e)
+        elif isinstance(e, (bool, np.bool_)):
+            raise IndexError(
+                f"boolean scalar index at {what} is not supported; use None to add an "
+                "axis or fnp.where for a condition")
+        elif isinstance(e, (int, np.integer)):
+            items.append(int(e))
+            consumed += 1
+        elif isinstance(e, (mx.array, Tracer, np.ndarray, list, tuple)):
+            a = _index_array(e, what)
+            items.append(a)
+            consumed += a.ndim if isinstance(a, np.ndarray) and a.dtype == np.bool_ else 1
+        elif hasattr(e, "__index__") and not isinstance(e, (float, complex)):
+            items.append(operator.index(e))
+            consumed += 1
+        else:
+            raise IndexError(_INDEX_ERROR.format(what=f"{type(e).__name__} {e!r} at {what}"))
+    ndim = len(shape)
+    if consumed > ndim:
+        raise IndexError(
+            f"too many indices for array: array is {ndim}-dimensional, but {consumed} "
+            "were indexed")
+    spec, arrays, axis = [], [], 0
+    for e in items:
+        if e is None:
+            spec.append(None)
+        elif e is Ellipsis:
+            for _ in range(ndim - consumed):
+                spec.append((0, shape[axis], 1))
+                axis += 1
+        elif isinstance(e, int):
+            d = shape[axis]
+            if not -d <= e < d:
+                raise IndexError(f"index {e} is out of bounds for axis {axis} with size {d}")
+            spec.append(e % d)
+            axis += 1
+        elif isinstance(e, slice):
+            start, stop, step = e.indices(shape[axis])
+            if not len(range(start, stop, step)):
+                # slice(-1, None, -1) would not be empty: use one canonical empty slice
+                spec.append((0, 0, 1))
+            else:
+                spec.append((start, None if stop < 0 else stop, step))
+            axis += 1
+        elif isinstance(e, np.ndarray):  # a boolean mask over e.ndim axes
+            mshape = shape[axis:axis + e.ndim]
+            for k, (m, d) in enumerate(zip(e.shape, mshape)):
+                if m != d:
+                    raise IndexError(
+                        f"boolean index did not match indexed array along axis {axis + k}; "
+                        f"size of axis is {d} but size of corresponding boolean axis is {m}")
+            if e.ndim == 0:
+                raise IndexError("a 0-d boolean array index is not supported; use fnp.where")
+            for nz in np.nonzero(e):
+                spec.append(_ARRAY)
+                arrays.append(mx.array(nz.astype(np.int32)))
+            axis += e.ndim
+        else:
+            spec.append(_ARRAY)
+            arrays.append(e)
+            axis += 1
+    # Trailing whole-axis slices are implied; dropping them keeps specs canonical.
+    while spec and isinstance(spec[-1], tuple):
+        start, stop, step = spec[-1]
+        if (start, stop, step) != (0, shape[len(spec) - 1 - spec.count(None)], 1):
+            break
+        spec.pop()
+    return tuple(spec), arrays
+
+
+def _build(spec: Spec, arrays: Sequence) -> tuple:
+    """The MLX index tuple for a spec and its concrete index arrays."""
+    out, k = [], 0
+    for e in spec:
+        if e == _ARRAY:
+            out.append(arrays[k])
+            k += 1
+        elif isinstance(e, tuple):
+            out.append(slice(*e))
+        else:
+            out.append(e)
+    return tuple(out)
+
+
+def _has_arrays(spec: Spec) -> bool:
+    return _ARRAY in spec
+
+
+# ----------------------------------------------------------------------------
+# gather and the scatters
+# ----------------------------------------------------------------------------
+
+
+def _gather(x, arrays, spec):
+    return gather_p.bind(x, *arrays, spec=spec)
+
+
+def _scatter_add(x, v, arrays, spec):
+    return scatter_add_p.bind(x, v, *arrays, spec=spec)
+
+
+def _values_ct(ct_g: Any, v: Any) -> Any:
+    """A cotangent of the gathered shape summed back to the values' shape
+    (values may broadcast, with extra leading size-1 axes too)."""
+    v_aval, g_shape = aval_of(v), aval_of(ct_g).shape
+    if len(v_aval.shape) > len(g_shape):
+        ct_g = fnp.reshape(ct_g, (1,) * (len(v_aval.shape) - len(g_shape)) + tuple(g_shape))
+    return unbroadcast(ct_g, v)
+
+
+def _scatter_impl(update):
+    """An MLX scatter ``update(x, index, v)`` that leaves ``x`` as it is when
+    the indexed region is empty (MLX's scatter fails on empty updates)."""
+
+    def impl(x, v, *arrays, **params):
+        if 0 in _indexed_shape(tuple(x.shape), params["spec"], arrays)[0]:
+            return x
+        return update(x, _build(params["spec"], arrays), v)
+
+    return impl
+
+
+def _nones(arrays) -> tuple:
+    return (None,) * len(arrays)
+
+
+def _gather_jvp(primals, tangents, spec):
+    x, *arrays = primals
+    out = gather_p.bind(x, *arrays, spec=spec)
+    return out, None if tangents[0] is None else _gather(tangents[0], arrays, spec)
+
+
+def _gather_vjp(ct, out, x, *arrays, spec):
+    return (_scatter_add(fnp.zeros_like(x), ct, arrays, spec), *_nones(arrays))
+
+
+gather_p = Primitive(
+    "gather", lambda x, *arrays, spec: x[_build(spec, arrays)],
+    jvp=_gather_jvp, vjp=_gather_vjp)
+
+
+def _scatter_add_jvp(primals, tangents, spec):
+    x, v, *arrays = primals
+    tx, tv = tangents[:2]
+    out = scatter_add_p.bind(x, v, *arrays, spec=spec)
+    if tv is None:
+        return out, tx
+    return out, _scatter_add(fnp.zeros_like(x) if tx is None else tx, tv, arrays, spec)
+
+
+def _scatter_add_vjp(ct, out, x, v, *arrays, spec):
+    return (ct, _values_ct(_gather(ct, arrays, spec), v), *_nones(arrays))
+
+
+scatter_add_p = Primitive(
+    "scatter_add", _scatter_impl(lambda x, idx, v: x.at[idx].add(v)),
+    jvp=_scatter_add_jvp, vjp=_scatter_add_vjp)
+
+
+def _set(x, idx, v):
+    y = copy.copy(x)  # a new handle on the same graph node: the update rebinds only y
+    y[idx] = v
+    return y
+
+
+def _scatter(x, v, arrays, spec):
+    return scatter_p.bind(x, v, *arrays, spec=spec)
+
+
+def _scatter_jvp(primals, tangents, spec):
+    x, v, *arrays = primals
+    tx, tv = tangents[:2]
+    out = scatter_p.bind(x, v, *arrays, spec=spec)
+    tx = fnp.zeros_like(x) if tx is None else tx
+    tv = fnp.zeros((), aval_of(x).dtype) if tv is None else tv
+    return out, _scatter(tx, tv, arrays, spec)
+
+
+def _winners(arrays, spec, x_shape, g_shape) -> Any:
+    """True where an entry of the gathered shape is the update that landed
+    (with duplicate indices only one does); found by scattering entry ids."""
+    n = 1
+    for d in g_shape:
+        n *= d
+    ids = mx.arange(n, dtype=mx.int32).reshape(g_shape)
+    landed = _scatter(mx.full(x_shape, -1, mx.int32), ids, arrays, spec)
+    return fnp.equal(_gather(landed, arrays, spec), ids)
+
+
+def _scatter_vjp(ct, out, x, v, *arrays, spec):
+    ct_x = _scatter(ct, fnp.zeros((), aval_of(ct).dtype), arrays, spec)
+    ct_g = _gather(ct, arrays, spec)
+    if _has_arrays(spec):
+        ct_g = fnp.where(_winners(arrays, spec, aval_of(x).shape, aval_of(ct_g).shape),
+                         ct_g, fnp.zeros((), aval_of(ct_g).dtype))
+    return (ct_x, _values_ct(ct_g, v), *_nones(arrays))
+
+
+scatter_p = Primitive("scatter", _scatter_impl(_set), jvp=_scatter_jvp, vjp=_scatter_vjp)
+
+
+def _needs_unique(spec, unique, name):
+    if _has_arrays(spec) and not unique:
+        raise NotImplementedError(
+            f"the derivative of at[...].{name}(values) with respect to values is only "
+            "implemented for unique indices: pass unique_indices=True when the index "
+            "arrays have no repeated positions")
+
+
+def _scatter_mul_jvp(primals, tangents, spec, unique):
+    x, v, *arrays = primals
+    tx, tv = tangents[:2]
+    out = scatter_mul_p.bind(x, v, *arrays, spec=spec, unique=unique)
+    t_x = None if tx is None else scatter_mul_p.bind(tx, v, *arrays, spec=spec, unique=unique)
+    t_v = None
+    if tv is not None:
+        _needs_unique(spec, unique, "multiply")
+        t_v = _scatter_add(fnp.zeros_like(x), _gather(x, arrays, spec) * tv, arrays, spec)
+    return out, add_tangents(t_x, t_v)
+
+
+def _scatter_mul_vjp(ct, out, x, v, *arrays, spec, unique):
+    ct_x = scatter_mul_p.bind(ct, v, *arrays, spec=spec, unique=unique)
+    # Exact for unique indices; unique_indices_guard refuses the other case.
+    ct_v = _values_ct(_gather(ct * x, arrays, spec), v)
+    return (ct_x, ct_v, *_nones(arrays))
+
+
+scatter_mul_p = Primitive(
+    "scatter_mul", _scatter_impl(lambda x, idx, v: x.at[idx].multiply(v)),
+    jvp=_scatter_mul_jvp, vjp=_scatter_mul_vjp)
+
+
+def _scatter_div_jvp(primals, tangents, spec, unique):
+    x, v, *arrays = primals
+    tx, tv = tangents[:2]
+    out = scatter_div_p.bind(x, v, *arrays, spec=spec, unique=unique)
+    t_x = None if tx is None else scatter_div_p.bind(tx, v, *arrays, spec=spec, unique=unique)
+    t_v = None
+    if tv is not None:
+        _needs_unique(spec, unique, "divide")
+        t_v = _scatter_add(
+            fnp.zeros_like(x), -(_gather(out, arrays, spec) * tv) / v, arrays, spec)
+    return out, add_tangents(t_x, t_v)
+
+
+def _scatter_div_vjp(ct, out, x, v, *arrays, spec, unique):
+    ct_x = scatter_div_p.bind(ct, v, *arrays, spec=spec, unique=unique)
+    ct_v = _values_ct(-_gather(ct * out, arrays, spec) / v, v)
+    return (ct_x, ct_v, *_nones(arrays))
+
+
+scatter_div_p = Primitive(
+    "scatter_div", _scatter_impl(lambda x, idx, v: x.at[idx].divide(v)),
+    jvp=_scatter_div_jvp, vjp=_scatter_div_vjp)
+
+
+def _guard_jvp(primals, tangents):
+    raise NotImplementedError(
+        "the derivative of at[...].multiply/divide(values) with respect to values is only "
+        "implemented for unique indices: pass unique_indices=True when the index arrays "
+        "have no repeated positions")
+
+
+def _guard_vjp(ct, out, v):
+    _guard_jvp(None, None)
+
+
+# Passes values through unchanged; differentiating through it raises. It marks
+# the values of a multiply/divide whose indices may repeat (unique_indices=False),
+# because a VJP rule cannot tell whether its inputs need a cotangent.
+unique_indices_guard_p = Primitive(
+    "unique_indices_guard", lambda v: v, jvp=_guard_jvp, vjp=_guard_vjp)
+
+
+def _extremum_masks(out, x, v, arrays, spec):
+    """Where x and the values attain the result, and how many tie there."""
+    dtype = aval_of(out).dtype
+    on_x = fnp.astype(fnp.equal(x, out), dtype)
+    on_v = fnp.astype(fnp.equal(v, _gather(out, arrays, spec)), dtype)
+    count = on_x + _scatter_add(fnp.zeros_like(out), on_v, arrays, spec)
+    return on_x, on_v, count
+
+
+def _extremum(name: str, method: str):
+    prim = Primitive(name, _scatter_impl(lambda x, idx, v: getattr(x.at[idx], method)(v)))
+
+    def jvp(primals, tangents, spec):
+        x, v, *arrays = primals
+        tx, tv = tangents[:2]
+        out = prim.bind(x, v, *arrays, spec=spec)
+        if not is_floating(aval_of(out).dtype):
+            return out, None
+        on_x, on_v, count = _extremum_masks(out, x, v, arrays, spec)
+        t_x = None if tx is None else tx * on_x
+        t_v = None if tv is None else _scatter_add(
+            fnp.zeros_like(out), tv * on_v, arrays, spec)
+        return out, add_tangents(t_x, t_v) / count
+
+    def vjp(ct, out, x, v, *arrays, spec):
+        on_x, on_v, count = _extremum_masks(out, x, v, arrays, spec)
+        ct = ct / count
+        return (ct * on_x, _values_ct(_gather(ct, arrays, spec) * on_v, v), *_nones(arrays))
+
+    prim.jvp, prim.vjp = jvp, vjp
+    return prim
+
+
+scatter_min_p = _extremum("scatter_min", "minimum")
+scatter_max_p = _extremum("scatter_max", "maximum")
+
+
+# ----------------------------------------------------------------------------
+# getitem
+# ----------------------------------------------------------------------------
+
+
+def _basic(x: Any, spec: Spec, shape: tuple[int, ...]) -> Any:
+    """Ints, slices and new axes: a ``static_slice`` and a ``reshape``."""
+    slices, out_shape, axis = [], [], 0
+    for e in spec:
+        if e is None:
+            out_shape.append(1)
+        elif isinstance(e, tuple):
+            slices.append(slice(*e))
+            out_shape.append(len(range(e[0], -1 if e[1] is None else e[1], e[2])))
+            axis += 1
+        else:
+            slices.append(slice(e, e + 1))
+            axis += 1
+    out_shape.extend(shape[axis:])
+    y = static_slice(x, slices) if slices else x
+    return fnp.reshape(y, tuple(out_shape))
+
+
+def getitem(x: Any, idx: Any) -> Any:
+    """``x[idx]`` with NumPy's indexing rules; ``Tracer.__getitem__`` calls it.
+
+    ``idx`` may hold ints (negative too), slices with any step, ``None``,
+    ``...``, integer arrays (``mx.array``, NumPy arrays, lists; several
+    broadcast together, and advanced dimensions go first when advanced
+    indices are separated by a slice, as in NumPy) and boolean masks whose
+    value is known, also under grad/jvp (they become integer arrays; a mask
+    with no single value, as under vmap, raises: use ``fnp.where``). Static
+    ints are bounds-checked; index arrays are not: negative entries count from
+    the end, and out-of-range entries give unspecified values (MLX's
+    behaviour).
+
+    Basic indices lower to ``static_slice`` and ``reshape``; integer arrays to
+    the ``gather`` primitive, whose VJP scatter-adds (repeats accumulate).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> x = mx.arange(12).reshape(3, 4)
+    >>> fnp.getitem(x, (slice(None, None, -1), [0, 0])).tolist()
+    [[8, 8], [4, 4], [0, 0]]
+    """
+    x = fnp.asarray(x)
+    shape = tuple(x.shape)
+    spec, arrays = _parse(idx, shape)
+    if not arrays:
+        return _basic(x, spec, shape)
+    if _mixed(spec):  # so that the VJP's scatter sees arrays only (see _grid_index)
+        out_shape, start, block = _indexed_shape(shape, spec, arrays)
+        spec, arrays = _grid_index(shape, spec, arrays, out_shape, start, block)
+    return gather_p.bind(x, *arrays, spec=spec)
+
+
+# ----------------------------------------------------------------------------
+# take, take_along_axis, put_along_axis
+# ----------------------------------------------------------------------------
+
+
+def _int_indices(indices: Any, fname: str) -> Any:
+    if isinstance(indices, (bool, np.bool_, float, complex)):
+        raise TypeError(f"{fname}: indices must be integers, got {indices!r}")
+    if isinstance(indices, (int, np.integer)):
+        return mx.array(int(indices), dtype=mx.int32)
+    if not isinstance(indices, (mx.array, Tracer)):
+        a = np.asarray(indices)
+        if a.size == 0 and a.dtype == np.float64:
+            a = a.astype(np.int32)
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"{fname}: indices must be integers, got dtype {a.dtype}")
+        return mx.array(a)
+    if is_floating(indices.dtype) or indices.dtype in (mx.bool_, mx.complex64):
+        raise TypeError(f"{fname}: indices must be integers, got dtype {indices.dtype}")
+    return indices
+
+
+def take(x: Any, indices: Any, axis: int | None = None) -> Any:
+    """Elements of ``x`` at ``indices`` along ``axis`` (of the flattened ``x``
+    when ``None``), as ``numpy.take``. Negative indices count from the end;
+    out-of-range indices give unspecified values (MLX's behaviour).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.take(mx.array([[1, 2], [3, 4]]), [1, 1], axis=1).tolist()
+    [[2, 2], [4, 4]]
+    """
+    x = fnp.asarray(x)
+    indices = _int_indices(indices, "take")
+    if axis is None:
+        x = fnp.reshape(x, (-1,))
+        axis = 0
+    else:
+        (axis,) = normalize_axes(axis, x.ndim, "take")
+    spec = tuple((0, d, 1) for d in x.shape[:axis]) + (_ARRAY,)
+    return gather_p.bind(x, indices, spec=spec)
+
+
+def _along_axis_args(x, indices, axis, fname):
+    x = fnp.asarray(x)
+    indices = _int_indices(indices, fname)
+    if axis is None:
+        if indices.ndim != 1:
+            raise ValueError(
+                f"{fname}: with axis=None, indices must be 1-D, got shape {tuple(indices.shape)}")
+        return fnp.reshape(x, (-1,)), indices, 0
+    if not isinstance(axis, int):
+        raise TypeError(f"{fname}: axis must be an int or None, got {axis!r}")
+    if indices.ndim != x.ndim:
+        raise ValueError(
+            f"{fname}: indices (shape {tuple(indices.shape)}) and x (shape {tuple(x.shape)}) "
+            "must have the same number of dimensions")
+    (axis,) = normalize_axes(axis, x.ndim, fname)
+    for i, (d, n) in enumerate(zip(x.shape, indices.shape)):
+        if i != axis and d != n and d != 1 and n != 1:
+            raise ValueError(
+                f"{fname}: indices of shape {tuple(indices.shape)} do not broadcast against x "
+                f"of shape {tuple(x.shape)} along axis {i}")
+    return x, indices, axis
+
+
+def _grid(x_shape, indices, axis) -> tuple[tuple[int, ...], list]:
+    """The result shape of take_along_axis and the index arrays (one per
+    axis) that address the same elements through ``gather``."""
+    i_shape = aval_of(indices).shape
+    out_shape = tuple(n if i == axis else max(d, n)
+                      for i, (d, n) in enumerate(zip(x_shape, i_shape)))
+    arrays = []
+    for i, d in enumerate(out_shape):
+        if i == axis:
+            arrays.append(fnp.broadcast_to(indices, out_shape))
+            continue
+        ones = [1] * len(out_shape)
+        ones[i] = d
+        # A size-1 axis of x broadcasts: it is always read at 0.
+        arrays.append(mx.arange(d, dtype=mx.int32).reshape(ones) if x_shape[i] == d
+                      else mx.zeros(ones, mx.int32))
+    return out_shape, arrays
+
+
+def _take_along_axis_jvp(primals, tangents, axis):
+    x, indices = primals
+    out = take_along_axis_p.bind(x, indices, axis=axis)
+    tx = tangents[0]
+    return out, None if tx is None else take_along_axis_p.bind(tx, indices, axis=axis)
+
+
+def _take_along_axis_vjp(ct, out, x, indices, axis):
+    _, arrays = _grid(aval_of(x).shape, indices, axis)
+    return _scatter_add(fnp.zeros_like(x), ct, arrays, (_ARRAY,) * len(arrays)), None
+
+
+take_along_axis_p = Primitive(
+    "take_along_axis", lambda x, indices, axis: mx.take_along_axis(x, indices, axis=axis),
+    jvp=_take_along_axis_jvp, vjp=_take_along_axis_vjp)
+
+
+def take_along_axis(x: Any, indices: Any, axis: int | None) -> Any:
+    """``x`` read at ``indices`` along ``axis``, as ``numpy.take_along_axis``:
+    ``indices`` has ``x``'s ndim and broadcasts against it on the other axes
+    (``axis=None`` reads the flattened ``x`` with 1-D ``indices``).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> x = mx.array([[10, 30, 20]])
+    >>> fnp.take_along_axis(x, mx.array([[0, 2, 1]]), axis=1).tolist()
+    [[10, 20, 30]]
+    """
+    x, indices, axis = _along_axis_args(x, indices, axis, "take_along_axis")
+    return take_along_axis_p.bind(x, indices, axis=axis)
+
+
+def put_along_axis(x: Any, indices: Any, values: Any, axis: int | None) -> Any:
+    """A copy of ``x`` with ``values`` written at ``indices`` along ``axis``
+    (functional ``numpy.put_along_axis``; ``x`` is not modified). ``values``
+    broadcasts to the shape ``take_along_axis(x, indices, axis)`` has; with
+    repeated indices one of the values lands (which one is unspecified).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.put_along_axis(mx.zeros((2, 3)), mx.array([[2], [0]]), 1.0, axis=1).tolist()
+    [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    """
+    x0 = fnp.asarray(x)
+    x, indices, axis = _along_axis_args(x0, indices, axis, "put_along_axis")
+    _, arrays = _grid(tuple(x.shape), indices, axis)
+    out = _apply(x, (_ARRAY,) * len(arrays), arrays, values, "set")
+    return fnp.reshape(out, tuple(x0.shape))
+
+
+# ----------------------------------------------------------------------------
+# Functional updates: fnp.at(x)[idx].set(v)
+# ----------------------------------------------------------------------------
+
+
+class _IndexedUpdate:
+    """``x`` with an index, waiting for the update to apply."""
+
+    __slots__ = ("x", "idx")
+
+    def __init__(self, x: Any, idx: Any):
+        self.x = x
+        self.idx = idx
+
+    def __repr__(self) -> str:
+        return f"at(x)[{self.idx!r}]"
+
+    def get(self) -> Any:
+        """``x[idx]``."""
+        return getitem(self.x, self.idx)
+
+    def set(self, values: Any) -> Any:
+        """``x`` with ``x[idx]`` replaced by ``values`` (with repeated indices one
+        update lands, unspecified which; gradients follow the one that did)."""
+        return _update(self.x, self.idx, values, "set")
+
+    def add(self, values: Any) -> Any:
+        """``x`` with ``values`` added at ``idx``; repeated indices accumulate."""
+        return _update(self.x, self.idx, values, "add")
+
+    def subtract(self, values: Any) -> Any:
+        """``x`` with ``values`` subtracted at ``idx``; repeated indices accumulate."""
+        return _update(self.x, self.idx, fnp.negative(fnp.asarray(values)), "add")
+
+    def multiply(self, values: Any, unique_indices: bool = False) -> Any:
+        """``x`` with ``x[idx]`` multiplied by ``values`` (repeats multiply in turn).
+
+        The derivative with respect to ``x`` is always exact. With respect to
+        ``values`` it needs unique indices, as in JAX: basic indices always
+        are; for index arrays pass ``unique_indices=True`` to promise there are
+        no repeats (the result is wrong if there are), otherwise
+        differentiating with respect to ``values`` raises NotImplementedError.
+        """
+        return _update(self.x, self.idx, values, "multiply", unique_indices)
+
+    def divide(self, values: Any, unique_indices: bool = False) -> Any:
+        """``x`` with ``x[idx]`` divided by ``values``; derivatives as for ``multiply``."""
+        return _update(self.x, self.idx, values, "divide", unique_indices)
+
+    def min(self, values: Any) -> Any:
+        """``x`` with ``x[idx]`` replaced by ``minimum(x[idx], values)``. The
+        gradient goes to whichever of ``x`` and ``values`` is the minimum,
+        shared equally among ties (repeated indices included)."""
+        return _update(self.x, self.idx, values, "min")
+
+    def max(self, values: Any) -> Any:
+        """``x`` with ``x[idx]`` replaced by ``maximum(x[idx], values)``;
+        gradients as for ``min``."""
+        return _update(self.x, self.idx, values, "max")
+
+
+_SCATTERS = {"set": scatter_p, "add": scatter_add_p, "min": scatter_min_p,
+             "max": scatter_max_p, "multiply": scatter_mul_p, "divide": scatter_div_p}
+
+
+def _update(x: Any, idx: Any, values: Any, op: str, unique: bool = False) -> Any:
+    x = fnp.asarray(x)
+    spec, arrays = _parse(idx, tuple(x.shape))
+    return _apply(x, spec, arrays, values, op, unique)
+
+
+def _indexed_shape(shape, spec, arrays) -> tuple[tuple[int, ...], int, int]:
+    """NumPy's shape of ``x[idx]`` (as MLX's gather gives it), with where the
+    broadcast block of the advanced indices starts in it and its length."""
+    dims, axis, first, adv = [], 0, None, []
+    for i, e in enumerate(spec):
+        if e is None:
+            dims.append(1)
+        elif isinstance(e, tuple):
+            dims.append(len(range(e[0], -1 if e[1] is None else e[1], e[2])))
+            axis += 1
+        else:
+            axis += 1
+            if arrays:
+                adv.append(i)
+                first = len(dims) if first is None else first
+    dims.extend(shape[axis:])
+    if not arrays:
+        return tuple(dims), 0, 0
+    block = np.broadcast_shapes(*[tuple(a.shape) for a in arrays])
+    start = first if adv[-1] - adv[0] + 1 == len(adv) else 0
+    dims[start:start] = block
+    return tuple(dims), start, len(block)
+
+
+def _mixed(spec: Spec) -> bool:
+    """New axes or ints beside index arrays, which MLX's scatter misplaces."""
+    return any(e is None or isinstance(e, int) for e in spec)
+
+
+def _grid_index(shape, spec, arrays, out_shape, start, block):
+    """One index array per axis of ``x``, all broadcasting to ``out_shape``,
+    addressing what ``spec`` does. MLX's scatter misplaces new axes and ints
+    mixed with index arrays; this form leaves it nothing to place."""
+    n_out, grid, axis, j, k = len(out_shape), [], 0, 0, 0
+
+    def along(pos, idx):
+        dims = [1] * n_out
+        dims[pos] = idx.shape[0]
+        return idx.reshape(dims)
+
+    def pos(j):
+        return j if j < start else j + block
+
+    for e in spec:
+        if e is None:
+            j += 1
+            continue
+        if isinstance(e, tuple):
+            grid.append(along(pos(j), mx.arange(*(e if e[1] is not None else (e[0], -1, e[2])),
+                                                dtype=mx.int32)))
+            j += 1
+        elif isinstance(e, int):
+            grid.append(mx.array(e, dtype=mx.int32))
+        else:
+            a = arrays[k]
+            k += 1
+            lead = start + block - len(a.shape)
+            grid.append(fnp.reshape(a, (1,) * lead + tuple(a.shape) + (1,) * (n_out - start
+                                                                             - block)))
+        axis += 1
+    for d in shape[axis:]:
+        grid.append(along(pos(j), mx.arange(d, dtype=mx.int32)))
+        j += 1
+    return (_ARRAY,) * len(grid), grid
+
+
+def _apply(x, spec, arrays, values, op, unique=False):
+    dtype = x.dtype
+    if arrays and _mixed(spec):
+        out_shape, start, block = _indexed_shape(tuple(x.shape), spec, arrays)
+        spec, arrays = _grid_index(tuple(x.shape), spec, arrays, out_shape, start, block)
+    values = fnp.asarray(values, dtype) if not isinstance(values, (mx.array, Tracer)) \
+        else fnp.astype(values, dtype)
+    prim = _SCATTERS[op]
+    params = {"spec": spec}
+    if op in ("multiply", "divide"):
+        unique = bool(unique) or not arrays
+        if not unique:
+            values = unique_indices_guard_p.bind(values)
+        params["unique"] = unique
+    try:
+        return prim.bind(x, values, *arrays, **params)
+    except ValueError as err:
+        target = tuple(getitem(mx.zeros(x.shape, mx.bool_), _unparse(spec, arrays)).shape)
+        raise ValueError(
+            f"at[...].{op}: values of shape {tuple(values.shape)} cannot be broadcast to "
+            f"the indexed shape {target}") from err
+
+
+def _unparse(spec, arrays):
+    return tuple(mx.zeros(a.shape, mx.int32) if isinstance(a, Tracer) else a
+                 for a in _build(spec, arrays))
+
+
+class _Updater:
+    """What ``fnp.at(x)`` returns: index it, then call an update method."""
+
+    __slots__ = ("x",)
+
+    def __init__(self, x: Any):
+        self.x = x
+
+    def __getitem__(self, idx: Any) -> _IndexedUpdate:
+        return _IndexedUpdate(self.x, idx)
+
+    def __repr__(self) -> str:
+        return "at(x)"
+
+
+def at(x: Any) -> _Updater:
+    """Functional updates of ``x``, as JAX's ``x.at``: ``fnp.at(x)[idx]``
+    followed by ``.set(v)``, ``.add(v)``, ``.subtract(v)``, ``.multiply(v)``,
+    ``.divide(v)``, ``.min(v)``, ``.max(v)`` or ``.get()``. Each returns a new
+    array and leaves ``x`` as it is. ``idx`` takes every form ``getitem``
+    does; ``v`` broadcasts to ``x[idx]``'s shape and is cast to ``x``'s dtype.
+
+    ``fnp.at(x)[idx].set(v)`` works on ``mx.array`` and on traced values
+    alike (inside transforms ``x.at[idx].set(v)`` works too). All updates are
+    differentiable with respect to ``x`` and ``v``; see each method for how
+    repeated indices are treated.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> x = mx.zeros(4)
+    >>> fnp.at(x)[1:3].set(mx.array([5.0, 6.0])).tolist()
+    [0.0, 5.0, 6.0, 0.0]
+    >>> fnp.at(x)[mx.array([0, 0])].add(1.0).tolist()
+    [2.0, 0.0, 0.0, 0.0]
+    """
+    return _Updater(x)
