@@ -1,7 +1,8 @@
 import os
 
-import ftorch  # noqa: F401  (first: it loads the fast BLAS before mlx.core is imported)
 from hypothesis import HealthCheck, settings
+
+import ftorch  # noqa: F401  (first: it loads the fast BLAS before mlx.core is imported)
 
 settings.register_profile(
     "default", max_examples=int(os.environ.get("FTORCH_EXAMPLES", "8")), deadline=None,

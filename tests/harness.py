@@ -160,6 +160,13 @@ def _vdot(xs: list, ys: list) -> float:
     return float(sum(np.vdot(_np(x).ravel(), _np(y).ravel()) for x, y in zip(xs, ys)))
 
 
+def close(actual, expected, rtol=1e-5, atol=1e-6):
+    """One array against expected values, shapes included."""
+    actual, expected = np.array(actual), np.asarray(expected)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+
+
 def assert_close(actual, expected, rtol, atol, what):
     a, e = [_np(x) for x in _leaves(actual)], [_np(x) for x in _leaves(expected)]
     assert len(a) == len(e), f"{what}: {len(a)} outputs vs {len(e)}"

@@ -8,6 +8,7 @@ import mlx.core as mx
 import numpy as np
 import pytest
 from cases_reduction import axis_choice, reduced_count
+from harness import close as _close
 from harness import distinct, floats, shapes
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,16 +16,7 @@ from hypothesis import strategies as st
 import ftorch as ft
 import ftorch.numpy as fnp
 
-
-def _np(x):
-    return np.array(x)
-
-
-def _close(actual, expected, rtol=1e-5, atol=1e-6):
-    actual = _np(actual)
-    expected = np.asarray(expected)
-    assert actual.shape == expected.shape, (actual.shape, expected.shape)
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+_np = np.array
 
 
 @st.composite
