@@ -248,6 +248,15 @@ def test_einsum_eager_path_is_one_mlx_einsum(monkeypatch):
     assert rec.counts == {"einsum": 1, "matmul": 0, "multiply": 0, "sum": 0, "reshape": 0}
 
 
+def test_einsum_plain_contraction_is_one_mlx_tensordot(monkeypatch):
+    a, b = mx.ones((2, 3, 4)), mx.ones((4, 3, 5))
+    rec = Recorder(monkeypatch, "einsum", "tensordot", "multiply", "transpose")
+    out = fnp.einsum("ijk,kjl->il", a, b)
+    close(out, np.full((2, 5), 12.0))
+    assert rec.prims == ["einsum"]
+    assert rec.counts == {"einsum": 0, "tensordot": 1, "multiply": 0, "transpose": 0}
+
+
 def test_einsum_identity_is_free():
     x = mx.ones((2, 3))
     assert fnp.einsum("ij->ij", x) is x and fnp.einsum("ab", x) is x
