@@ -27,7 +27,7 @@ import mlx.core as mx
 
 from ftorch import numpy as fnp
 from ftorch.core import Primitive, Tracer, aval_of, is_floating
-from ftorch.primitives._rules import add_tangents, shape_of, tangent_to
+from ftorch.primitives._rules import add_tangents, shape_of, tangent_to, unbroadcast
 
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum"]
 
@@ -112,6 +112,15 @@ def _tensordot_axes(spec: str) -> tuple[list[int], list[int]] | None:
 
 
 def _einsum_impl(*ops: mx.array, subscripts: str) -> mx.array:
+    if any(o.size == 0 for o in ops):
+        # Sums over nothing are 0. (MLX's float64 einsum of an empty operand
+        # can hang, e.g. "i->" on shape (0,).)
+        ins, out = _split_spec(subscripts)
+        sizes = {}
+        for term, o in zip(ins, ops):
+            for label, d in zip(term, o.shape):
+                sizes[label] = max(sizes.get(label, d), d) if d != 0 else 0
+        return mx.zeros([sizes[label] for label in out], _promoted(ops))
     try:
         axes = _tensordot_axes(subscripts)
         if axes is not None:
@@ -370,7 +379,12 @@ def _matmul_jvp(primals, tangents):
 
 @matmul_p.def_vjp
 def _matmul_vjp(ct, out, a, b):
-    spec = _matmul_spec(shape_of(a), shape_of(b))
+    sa, sb = shape_of(a), shape_of(b)
+    if len(sa) >= 2 and len(sb) >= 2 and sa[:-2] == sb[:-2]:
+        # The common case: two matmuls with transposed views, no einsum parsing.
+        return (unbroadcast(matmul_p.bind(ct, fnp.swapaxes(b, -1, -2)), a),
+                unbroadcast(matmul_p.bind(fnp.swapaxes(a, -1, -2), ct), b))
+    spec = _matmul_spec(sa, sb)
     return _operand_ct(ct, (a, b), spec, 0), _operand_ct(ct, (a, b), spec, 1)
 
 
