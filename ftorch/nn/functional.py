@@ -140,10 +140,11 @@ def sigmoid(x: Any) -> Any:
 
 
 relu_p = Primitive("relu", lambda x: mx.maximum(x, 0))
+# Multiplying by the mask is much faster than a select on MLX's CPU.
 relu_p.jvp = lambda primals, tangents: (
-    relu_p.bind(*primals), fnp.where(fnp.greater(primals[0], 0), tangents[0], 0.0))
+    relu_p.bind(*primals), tangents[0] * fnp.greater(primals[0], 0))
 relu_p.vjp = lambda ct, out, x: (
-    fnp.where(fnp.greater(x, 0), ct, 0.0) if is_floating(x.dtype) else None,)
+    ct * fnp.greater(x, 0) if is_floating(x.dtype) else None,)
 
 
 def relu(x: Any) -> Any:

@@ -243,9 +243,12 @@ def _power_vjp(ct, out, x, y):
 
 
 def _selector(x, y, greater: bool):
-    """1 where x wins, 0 where y wins, 1/2 at ties (the gradient is shared)."""
-    wins = fnp.greater(x, y) if greater else fnp.less(x, y)
-    return fnp.where(wins, 1.0, fnp.where(fnp.equal(x, y), 0.5, 0.0))
+    """1 where x wins, 0 where y wins, 1/2 at ties (the gradient is shared).
+
+    Arithmetic rather than nested ``where``: MLX's CPU select is several
+    times slower than a subtract and a sign."""
+    diff = fnp.subtract(x, y) if greater else fnp.subtract(y, x)
+    return (fnp.sign(diff) + 1) * 0.5
 
 
 def _extremum_rules(prim: Primitive, greater: bool):
