@@ -273,3 +273,38 @@ def check_second_order(fn: Callable, args: tuple, *, rtol=1e-5, atol=1e-6, eps=1
 
     check_jvp_fd(pulled, tuple(primals), rtol=rtol * 10, atol=atol * 10, eps=eps, seed=seed)
     check_vjp_dot(pulled, tuple(primals), rtol=rtol * 10, atol=atol * 10, seed=seed)
+
+
+def check_vmap(fn: Callable, args: tuple, *, size: int = 3, seed=4, rtol=1e-10, atol=1e-12):
+    """``vmap(fn)`` equals stacking ``fn`` over a Python loop.
+
+    Each floating argument gets a batch axis at a random position (or stays
+    unbatched); other arguments (indices, encoded parameters) stay unbatched.
+    Outputs are compared with their batch axis at a random position too."""
+    from ftorch.transforms.vmap import vmap
+
+    rng = np.random.default_rng(seed)
+    in_axes, batched = [], []
+    for a in args:
+        if _is_diff(a) and rng.random() < 0.8:
+            ax = int(rng.integers(0, a.ndim + 1))
+            copies = [np.array(a) + 0.01 * k for k in range(size)]
+            batched.append(mx.array(np.stack(copies, axis=ax), dtype=a.dtype))
+            in_axes.append(ax)
+        else:
+            batched.append(a)
+            in_axes.append(None)
+    if all(ax is None for ax in in_axes):
+        return
+    per_example = [fn(*[b if ax is None else b[(slice(None),) * ax + (i,)]
+                        for b, ax in zip(batched, in_axes)]) for i in range(size)]
+    leaves0, treedef = ft.tree.flatten(per_example[0])
+    out_axes_leaves = [int(rng.integers(0, o.ndim + 1)) for o in leaves0]
+    out_axes = ft.tree.unflatten(treedef, out_axes_leaves)
+    got = vmap(fn, in_axes=tuple(in_axes), out_axes=out_axes)(*batched)
+    for k, (g, ax) in enumerate(zip(ft.tree.leaves(got), out_axes_leaves)):
+        expected = np.stack([_np(ft.tree.leaves(p)[k]) for p in per_example], axis=ax)
+        actual = _np(g)
+        assert actual.shape == expected.shape, (actual.shape, expected.shape)
+        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol,
+                                   err_msg="vmap vs loop")

@@ -7,10 +7,13 @@ from harness import (
     check_jvp_fd,
     check_second_order,
     check_vjp_dot,
+    check_vmap,
     to_mx,
 )
 from hypothesis import given
 from hypothesis import strategies as st
+
+from ftorch.core import registry
 
 
 def _ids(cases):
@@ -51,3 +54,15 @@ SECOND_ORDER = [c for c in CASES if c.second_order and c.fd]
 def test_second_order(case, data):
     args = to_mx(data.draw(case.args))
     check_second_order(case.fn, args, rtol=case.rtol, atol=case.atol, eps=case.eps)
+
+
+# Batching rules arrive family by family; every case of a primitive that has
+# one must vmap correctly.
+VMAP_CASES = [c for c in CASES if registry[c.prim].batch is not None]
+
+
+@pytest.mark.parametrize("case", VMAP_CASES, ids=_ids(VMAP_CASES))
+@given(data=st.data())
+def test_vmap_matches_loop(case, data):
+    check_vmap(case.fn, to_mx(data.draw(case.args)))
+
