@@ -180,14 +180,23 @@ def assert_close(actual, expected, rtol, atol, what):
 # ----------------------------------------------------------------------------
 
 
-def check_jvp_fd(fn: Callable, args: tuple, *, rtol=1e-5, atol=1e-6, eps=1e-6, seed=0):
-    """``ft.jvp`` agrees with central finite differences (float64 arguments)."""
+def _jvp_along_random(fn: Callable, args: tuple, seed: int):
+    """``fn`` closed over its non-floating arguments, its floating arguments,
+    random tangents for them, and ``ft.jvp`` along those tangents."""
     f, _, primals = _split(fn, args)
-    if not primals:
-        return
     rng = np.random.default_rng(seed)
+    if not primals:
+        return f, primals, None, None, None, rng
     tangents = _random_like(rng, primals)
     out, t_out = ft.jvp(f, tuple(primals), tuple(tangents))
+    return f, primals, tangents, out, t_out, rng
+
+
+def check_jvp_fd(fn: Callable, args: tuple, *, rtol=1e-5, atol=1e-6, eps=1e-6, seed=0):
+    """``ft.jvp`` agrees with central finite differences (float64 arguments)."""
+    f, primals, tangents, out, t_out, _ = _jvp_along_random(fn, args, seed)
+    if not primals:
+        return
     plus = f(*[p + eps * t for p, t in zip(primals, tangents)])
     minus = f(*[p - eps * t for p, t in zip(primals, tangents)])
     fd = [(_np(a) - _np(b)) / (2 * eps) for a, b in zip(_diff_out(plus), _diff_out(minus))]
@@ -202,12 +211,9 @@ def check_jvp_fd(fn: Callable, args: tuple, *, rtol=1e-5, atol=1e-6, eps=1e-6, s
 
 def check_vjp_dot(fn: Callable, args: tuple, *, rtol=1e-5, atol=1e-6, seed=1):
     """``<ct, J t> == <J^T ct, t>``: the VJP is the transpose of the JVP."""
-    f, _, primals = _split(fn, args)
+    f, primals, tangents, out, t_out, rng = _jvp_along_random(fn, args, seed)
     if not primals:
         return
-    rng = np.random.default_rng(seed)
-    tangents = _random_like(rng, primals)
-    out, t_out = ft.jvp(f, tuple(primals), tuple(tangents))
     out2, pullback = ft.vjp(f, *primals)
     assert_close(out2, out, 1e-12, 1e-12, "vjp primal output")
     out_leaves, treedef = ft.tree.flatten(out)
