@@ -18,7 +18,7 @@ import numpy as np
 
 from ftorch import numpy as fnp
 from ftorch.core import Primitive, Tracer, aval_of, is_floating
-from ftorch.primitives._rules import shape_of, unbroadcast
+from ftorch.primitives._rules import move_bdim, shape_of, unbroadcast
 
 __all__ = [
     "reshape", "ravel", "flatten", "transpose", "moveaxis", "swapaxes", "expand_dims",
@@ -822,3 +822,97 @@ def repeat(x: Any, repeats: int | Sequence[int], axis: int | None = None) -> Any
     if not pieces:
         return static_slice(x, _along(ax, slice(0, 0)))
     return concatenate(pieces, axis=ax)
+
+
+# ----------------------------------------------------------------------------
+# Batching rules
+# ----------------------------------------------------------------------------
+
+
+def _shift(axis: int, bdim: int) -> int:
+    """A per-example axis as an axis of the batched array (batch at ``bdim``)."""
+    return axis + (axis >= bdim)
+
+
+def _reshape_batch(vals, dims, axis_size, shape):
+    x = move_bdim(vals[0], dims[0], 0, axis_size)
+    return reshape_p.bind(x, shape=(axis_size, *shape)), 0
+
+
+def _broadcast_to_batch(vals, dims, axis_size, shape):
+    # Right-aligned broadcasting keeps the batch axis at the same distance
+    # from the end, so it only needs a slot in the target shape.
+    (x,), (d,) = vals, dims
+    out_dim = d + len(shape) - (aval_of(x).ndim - 1)
+    return broadcast_to_p.bind(
+        x, shape=shape[:out_dim] + (axis_size,) + shape[out_dim:]), out_dim
+
+
+def _transpose_batch(vals, dims, axis_size, axes):
+    (x,), (d,) = vals, dims
+    perm = [_shift(a, d) for a in axes]
+    perm.insert(d, d)
+    return transpose_p.bind(x, axes=tuple(perm)), d
+
+
+def _static_slice_batch(vals, dims, axis_size, slices):
+    (x,), (d,) = vals, dims
+    if d < len(slices):
+        slices = slices[:d] + ((0, axis_size, 1),) + slices[d:]
+    return static_slice_p.bind(x, slices=slices), d
+
+
+def _slice_transpose_batch(vals, dims, axis_size, slices, shape):
+    (ct,), (d,) = vals, dims
+    if d < len(slices):
+        slices = slices[:d] + ((0, axis_size, 1),) + slices[d:]
+    return slice_transpose_p.bind(
+        ct, slices=slices, shape=shape[:d] + (axis_size,) + shape[d:]), d
+
+
+def _concatenate_batch(vals, dims, axis_size, axis):
+    d = next(d for d in dims if d is not None)
+    xs = [move_bdim(x, e, d, axis_size) for x, e in zip(vals, dims)]
+    return concatenate_p.bind(*xs, axis=_shift(axis, d)), d
+
+
+def _split_batch(vals, dims, axis_size, indices, axis):
+    (x,), (d,) = vals, dims
+    outs = split_p.bind(x, indices=indices, axis=_shift(axis, d))
+    return outs, [d] * len(outs)
+
+
+def _pad_batch(vals, dims, axis_size, pad_width):
+    (x, c), (dx, dc) = vals, dims
+    if dc is None:
+        pw = pad_width[:dx] + ((0, 0),) + pad_width[dx:]
+        return pad_p.bind(x, c, pad_width=pw), dx
+    # A batched padding value: pad with zeros, then fill the padded positions
+    # with each example's value.
+    d = 0 if dx is None else dx
+    x = move_bdim(x, dx, d, axis_size)
+    shape = list(aval_of(x).shape)
+    del shape[d]
+    pw = pad_width[:d] + ((0, 0),) + pad_width[d:]
+    out = pad_p.bind(x, 0, pad_width=pw)
+    mask = mx.pad(mx.zeros(tuple(shape), mx.bool_), pad_width, constant_values=True)
+    mask = mx.expand_dims(mask, d)
+    c = fnp.astype(move_bdim(c, dc, 0, axis_size), aval_of(x).dtype)
+    c = fnp.reshape(c, (1,) * d + (axis_size,) + (1,) * (len(shape) - d))
+    return fnp.where(mask, c, out), d
+
+
+def _roll_batch(vals, dims, axis_size, shift, axes):
+    (x,), (d,) = vals, dims
+    return roll_p.bind(x, shift=shift, axes=tuple(_shift(a, d) for a in axes)), d
+
+
+reshape_p.batch = _reshape_batch
+broadcast_to_p.batch = _broadcast_to_batch
+transpose_p.batch = _transpose_batch
+static_slice_p.batch = _static_slice_batch
+slice_transpose_p.batch = _slice_transpose_batch
+concatenate_p.batch = _concatenate_batch
+split_p.batch = _split_batch
+pad_p.batch = _pad_batch
+roll_p.batch = _roll_batch
