@@ -14,6 +14,7 @@ import mlx.core as mx
 
 from ftorch import numpy as fnp
 from ftorch.core import Primitive, is_floating
+from ftorch.primitives._rules import batch_unary
 from ftorch.primitives.reduction import Axis, logsumexp, normalize_axes
 
 __all__ = [
@@ -72,6 +73,18 @@ def _log_softmax_vjp(ct, out, x, axes):
     if not is_floating(x.dtype):
         return (None,)
     return (ct - fnp.exp(out) * fnp.sum(ct, axis=axes, keepdims=True),)
+
+
+def _batch_normalized(prim: Primitive):
+    """Per-example axes shift past the batch axis, which stays where it is."""
+    def rule(vals, dims, axis_size, axes):
+        (x,), (bdim,) = vals, dims
+        return prim.bind(x, axes=tuple(a + (a >= bdim) for a in axes)), bdim
+    return rule
+
+
+softmax_p.batch = _batch_normalized(softmax_p)
+log_softmax_p.batch = _batch_normalized(log_softmax_p)
 
 
 def _axes(x: Any, axis: Axis, fname: str) -> tuple[Any, tuple[int, ...]]:
@@ -198,6 +211,11 @@ def gelu(x: Any, approximate: bool = False) -> Any:
     if not isinstance(approximate, bool):
         raise TypeError(f"gelu: approximate must be True or False, got {approximate!r}")
     return gelu_p.bind(x, approximate=approximate)
+
+
+for _prim in (sigmoid_p, relu_p, gelu_p):
+    _prim.batch = batch_unary(_prim)
+del _prim
 
 
 def silu(x: Any) -> Any:

@@ -638,3 +638,69 @@ def logsumexp(x: Any, axis: Axis = None, keepdims: bool = False) -> Any:
         dtype = x.dtype if is_floating(x.dtype) else mx.float32
         return mx.full(out, -math.inf, dtype)
     return logsumexp_p.bind(x, axes=axes, keepdims=keepdims)
+
+
+# ----------------------------------------------------------------------------
+# Batching rules: per-example axes shift past the batch axis, which stays put
+# unless an axis-less (flattening) form needs it in front.
+# ----------------------------------------------------------------------------
+
+
+def _shift_axis(a: int, bdim: int) -> int:
+    """A per-example axis ``a`` as an axis of the batched array."""
+    return a + (a >= bdim)
+
+
+def _reduced_bdim(bdim: int, axes: tuple[int, ...], keepdims: bool) -> int:
+    """Where the batch axis lands once ``axes`` (batched positions) are reduced."""
+    return bdim if keepdims else bdim - builtins.sum(1 for a in axes if a < bdim)
+
+
+def _batch_reduce(prim: Primitive):
+    def rule(vals, dims, axis_size, axes, keepdims, **params):
+        (x,), (bdim,) = vals, dims
+        new_axes = tuple(_shift_axis(a, bdim) for a in axes)
+        out = prim.bind(x, axes=new_axes, keepdims=keepdims, **params)
+        return out, _reduced_bdim(bdim, new_axes, keepdims)
+    return rule
+
+
+def _batch_arg_extreme(prim: Primitive):
+    def rule(vals, dims, axis_size, axis, keepdims):
+        (x,), (bdim,) = vals, dims
+        if axis is None:
+            # Over each example's flattened array: batch first, one axis per example.
+            ndim = len(shape_of(x)) - 1
+            flat = fnp.reshape(_move_to_front(x, bdim), (axis_size, -1))
+            out = prim.bind(flat, axis=1, keepdims=False)
+            if keepdims:
+                out = fnp.reshape(out, (axis_size,) + (1,) * ndim)
+            return out, 0
+        new_axis = _shift_axis(axis, bdim)
+        out = prim.bind(x, axis=new_axis, keepdims=keepdims)
+        return out, _reduced_bdim(bdim, (new_axis,), keepdims)
+    return rule
+
+
+def _move_to_front(x: Any, bdim: int) -> Any:
+    return x if bdim == 0 else fnp.moveaxis(x, bdim, 0)
+
+
+def _batch_scan(prim: Primitive):
+    def rule(vals, dims, axis_size, axis, reverse, inclusive):
+        (x,), (bdim,) = vals, dims
+        if axis is None:
+            flat = fnp.reshape(_move_to_front(x, bdim), (axis_size, -1))
+            return prim.bind(flat, axis=1, reverse=reverse, inclusive=inclusive), 0
+        out = prim.bind(x, axis=_shift_axis(axis, bdim), reverse=reverse, inclusive=inclusive)
+        return out, bdim
+    return rule
+
+
+for _prim in (sum_p, mean_p, prod_p, max_p, min_p, all_p, any_p, var_p, std_p, logsumexp_p):
+    _prim.batch = _batch_reduce(_prim)
+for _prim in (argmax_p, argmin_p):
+    _prim.batch = _batch_arg_extreme(_prim)
+for _prim in (cumsum_p, cumprod_p):
+    _prim.batch = _batch_scan(_prim)
+del _prim
