@@ -289,6 +289,17 @@ def check_vmap(fn: Callable, args: tuple, *, size: int = 3, seed=4, rtol=1e-10, 
     Outputs are compared with their batch axis at a random position too."""
     from ftorch.transforms.vmap import vmap
 
+    # Non-array arguments (e.g. einsum subscripts) are closed over.
+    arrays = [i for i, a in enumerate(args) if isinstance(a, mx.array)]
+    if len(arrays) < len(args):
+        def over_arrays(*arrs):
+            full = list(args)
+            for i, a in zip(arrays, arrs):
+                full[i] = a
+            return fn(*full)
+
+        return check_vmap(over_arrays, tuple(args[i] for i in arrays), size=size, seed=seed,
+                          rtol=rtol, atol=atol)
     rng = np.random.default_rng(seed)
     in_axes, batched = [], []
     for a in args:

@@ -554,3 +554,104 @@ def outer(a: Any, b: Any) -> Any:
     """
     a, b = fnp.asarray(a), fnp.asarray(b)
     return einsum_p.bind(_flat(a), _flat(b), subscripts="a,b->ab")
+
+
+# ----------------------------------------------------------------------------
+# Batching rules
+# ----------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=4096)
+def _einsum_batch_spec(spec: str, dims: tuple[int | None, ...]) -> tuple[str, int]:
+    """``spec`` with a fresh label for the batch axis, inserted at ``dims[i]``
+    in each batched operand's term, and the output position of that label.
+
+    The batch label goes where a tensordot keeps it (among the free labels of
+    the single batched operand) so that such contractions stay tensordots;
+    otherwise it leads the output."""
+    ins, out = _split_spec(spec)
+    fresh = next((c for c in _LETTERS if c not in spec), None)
+    if fresh is None:
+        raise ValueError(
+            f"einsum: vmap needs a label for the batch axis, but the contraction already "
+            f"uses all {len(_LETTERS)} labels")
+    terms = [term if d is None else term[:d] + fresh + term[d:] for term, d in zip(ins, dims)]
+    out_dim = 0
+    batched = [i for i, d in enumerate(dims) if d is not None]
+    if _tensordot_axes(spec) is not None and len(batched) == 1:
+        i = batched[0]
+        a_free = [c for c in ins[0] if c in out]
+        if i == 0:
+            out_dim = sum(c in out for c in ins[0][:dims[0]])
+        else:
+            out_dim = len(a_free) + sum(c in out for c in ins[1][:dims[1]])
+    out_terms = out[:out_dim] + fresh + out[out_dim:]
+    return _canonical(terms, out_terms), out_dim
+
+
+def _einsum_batch(vals, dims, axis_size, subscripts):
+    spec, out_dim = _einsum_batch_spec(subscripts, tuple(dims))
+    return einsum_p.bind(*vals, subscripts=spec), out_dim
+
+
+einsum_p.batch = _einsum_batch
+
+
+def _lead_to(x: Any, bdim: int, n_lead: int) -> Any:
+    """``x`` with its batch axis first and ones after it, so that it has
+    ``n_lead`` leading (broadcast) axes before its per-example matrix axes."""
+    x = _move_first(x, bdim)
+    pad = n_lead - (len(shape_of(x)) - 2)
+    if pad > 0:
+        x = fnp.expand_dims(x, tuple(range(1, 1 + pad)))
+    return x
+
+
+def _move_first(x: Any, bdim: int) -> Any:
+    return x if bdim == 0 else fnp.moveaxis(x, bdim, 0)
+
+
+def _matmul_batch(vals, dims, axis_size):
+    """One batched matmul: the batch axis becomes a leading broadcast axis
+    where it is not one already, or a matrix axis of a 1-d operand."""
+    (a, b), (da, db) = vals, dims
+    ra = len(shape_of(a)) - (da is not None)
+    rb = len(shape_of(b)) - (db is not None)
+    if db is None:
+        if ra == 1:  # rows of a matrix: (N, k) @ b
+            out = matmul_p.bind(_move_first(a, da), b)
+            return out, 0 if rb == 1 else rb - 2
+        if da <= ra - 2 and rb - 2 <= ra - 2 - da:  # a leading axis b does not reach
+            return matmul_p.bind(a, b), da
+        return matmul_p.bind(_lead_to(a, da, max(ra, rb) - 1), b), 0
+    if da is None:
+        if rb == 1:  # columns of a matrix: a @ (k, N)
+            bt = b if db == 1 else fnp.moveaxis(b, db, 1)
+            out = matmul_p.bind(a, bt)
+            return out, 0 if ra == 1 else ra - 1
+        if db <= rb - 2 and ra - 2 <= rb - 2 - db:
+            return matmul_p.bind(a, b), db
+        return matmul_p.bind(a, _lead_to(b, db, max(ra, rb) - 1)), 0
+    if (ra >= 2 and rb >= 2 and da <= ra - 2 and db <= rb - 2
+            and ra - da == rb - db):  # the batch axes already line up
+        return matmul_p.bind(a, b), max(ra, rb) - ra + da
+    # Both batched: lead with the batch axis, 1-d operands as (N, 1, k) and
+    # (N, k, 1), and drop those unit axes afterwards.
+    a = _move_first(a, da)
+    b = _move_first(b, db)
+    if ra == 1:
+        a = fnp.expand_dims(a, 1)
+    if rb == 1:
+        b = fnp.expand_dims(b, 2)
+    n_lead = max(ra, rb, 2) - 1
+    a = _lead_to(a, 0, n_lead)
+    b = _lead_to(b, 0, n_lead)
+    out = matmul_p.bind(a, b)
+    if ra == 1 or rb == 1:
+        ndim = len(shape_of(out))
+        out = fnp.squeeze(out, tuple(ax for ax, drop in ((ndim - 2, ra == 1), (ndim - 1, rb == 1))
+                                     if drop))
+    return out, 0
+
+
+matmul_p.batch = _matmul_batch
