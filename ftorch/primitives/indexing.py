@@ -31,7 +31,7 @@ import numpy as np
 
 from ftorch import numpy as fnp
 from ftorch.core import Primitive, Tracer, aval_of, is_floating
-from ftorch.primitives._rules import add_tangents, unbroadcast
+from ftorch.primitives._rules import add_tangents, batch_unary, move_bdim, unbroadcast
 from ftorch.primitives.reduction import normalize_axes
 from ftorch.primitives.shape import static_slice
 
@@ -797,3 +797,125 @@ def at(x: Any) -> _Updater:
     [2.0, 0.0, 0.0, 0.0]
     """
     return _Updater(x)
+
+
+# ----------------------------------------------------------------------------
+# Batching rules
+# ----------------------------------------------------------------------------
+
+
+def _batched_index(x_shape, x_bdim, spec, arrays, a_dims, axis_size):
+    """An all-array spec and its index arrays addressing, in a batched ``x``
+    (batch axis ``x_bdim``, or unbatched when ``None``), what ``spec`` does in
+    each example, with the example number as one more index where ``x`` is
+    batched. Every axis of ``x`` gets an index, so the result (of a gather, and
+    the indexed region of a scatter) has the batch axis first followed by the
+    per-example indexed shape."""
+    pe_shape = tuple(d for i, d in enumerate(x_shape) if i != x_bdim)
+    pe_arrays = [a if d is None else move_bdim(a, d, 0, axis_size)
+                 for a, d in zip(arrays, a_dims)]
+    pe_array_shapes = [tuple(aval_of(a).shape)[d is not None:]
+                       for a, d in zip(pe_arrays, a_dims)]
+    out_shape, start, block = _indexed_shape(
+        pe_shape, spec, [np.broadcast_to(np.int32(0), s) for s in pe_array_shapes])
+    n_out = 1 + len(out_shape)
+
+    def along(pos, idx):
+        dims = [1] * n_out
+        dims[1 + pos] = idx.shape[0]
+        return idx.reshape(dims)
+
+    def pos(j):
+        return j if j < start else j + block
+
+    def batch_index():
+        return mx.arange(axis_size, dtype=mx.int32).reshape((axis_size,) + (1,) * (n_out - 1))
+
+    grid, axis, j, k = [], 0, 0, 0
+
+    def consume(entry):
+        nonlocal axis
+        if x_bdim is not None and axis == x_bdim:
+            grid.append(batch_index())
+        axis += 1
+        grid.append(entry)
+
+    for e in spec:
+        if e is None:
+            j += 1
+        elif isinstance(e, tuple):
+            stop = e[1] if e[1] is not None else -1
+            consume(along(pos(j), mx.arange(e[0], stop, e[2], dtype=mx.int32)))
+            j += 1
+        elif isinstance(e, int):
+            consume(mx.array(e, dtype=mx.int32))
+        else:
+            a, s, batched = pe_arrays[k], pe_array_shapes[k], a_dims[k] is not None
+            k += 1
+            lead = start + block - len(s)
+            shape = ((axis_size,) if batched else (1,)) + (1,) * lead + s \
+                + (1,) * (len(out_shape) - start - block)
+            consume(fnp.reshape(a, shape))
+    for d in pe_shape[axis:]:
+        consume(along(pos(j), mx.arange(d, dtype=mx.int32)))
+        j += 1
+    if x_bdim is not None and axis == x_bdim:  # the batch is x's last axis
+        grid.append(batch_index())
+    return (_ARRAY,) * len(grid), grid, out_shape
+
+
+def _gather_batch(vals, dims, axis_size, spec):
+    x, *arrays = vals
+    x_bdim, *a_dims = dims
+    new_spec, grid, _ = _batched_index(
+        tuple(aval_of(x).shape), x_bdim, spec, arrays, a_dims, axis_size)
+    return gather_p.bind(x, *grid, spec=new_spec), 0
+
+
+def _batched_values(v, v_bdim, out_shape, axis_size):
+    """Values for a per-example indexed shape ``out_shape``, made to broadcast
+    against the batched indexed shape ``(axis_size, *out_shape)``."""
+    shape = tuple(aval_of(v).shape)
+    if v_bdim is not None:
+        v = move_bdim(v, v_bdim, 0, axis_size)
+        s = shape[:v_bdim] + shape[v_bdim + 1:]
+        extra = max(len(s) - len(out_shape), 0)  # leading size-1 axes
+        return fnp.reshape(v, (axis_size,) + (1,) * (len(out_shape) - len(s) + extra)
+                           + s[extra:])
+    extra = len(shape) - len(out_shape)
+    return fnp.reshape(v, shape[extra:]) if extra > 0 else v
+
+
+def _scatter_batch(prim):
+    def rule(vals, dims, axis_size, spec, **params):
+        x, v, *arrays = vals
+        x_bdim, v_bdim, *a_dims = dims
+        if x_bdim is None:
+            x, x_bdim = move_bdim(x, None, 0, axis_size), 0
+        x_shape = tuple(aval_of(x).shape)
+        new_spec, grid, out_shape = _batched_index(
+            x_shape, x_bdim, spec, arrays, a_dims, axis_size)
+        v = _batched_values(v, v_bdim, out_shape, axis_size)
+        return prim.bind(x, v, *grid, spec=new_spec, **params), x_bdim
+
+    return rule
+
+
+def _take_along_axis_batch(vals, dims, axis_size, axis):
+    x, indices = vals
+    x_bdim, i_bdim = dims
+    to = x_bdim if x_bdim is not None else i_bdim
+    x = fnp.expand_dims(x, to) if x_bdim is None else x
+    if i_bdim is None:
+        indices = fnp.expand_dims(indices, to)
+    elif i_bdim != to:
+        indices = fnp.moveaxis(indices, i_bdim, to)
+    return take_along_axis_p.bind(x, indices, axis=axis + (axis >= to)), to
+
+
+gather_p.batch = _gather_batch
+for _p in (scatter_p, scatter_add_p, scatter_mul_p, scatter_div_p, scatter_min_p,
+           scatter_max_p):
+    _p.batch = _scatter_batch(_p)
+unique_indices_guard_p.batch = batch_unary(unique_indices_guard_p)
+take_along_axis_p.batch = _take_along_axis_batch
