@@ -13,7 +13,17 @@ _blas.load()
 
 from ftorch import tree
 from ftorch.core import ShapeDtypeStruct
-from ftorch.transforms import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
+from ftorch.transforms import (
+    grad,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    linearize,
+    value_and_grad,
+    vjp,
+    vmap,
+)
 from ftorch import numpy
 from ftorch.primitives.elementwise import stop_gradient
 from ftorch import nn
@@ -21,7 +31,7 @@ from ftorch import nn
 __version__ = "0.1.0"
 
 __all__ = [
-    "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian",
+    "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "vmap",
     "stop_gradient", "tree", "numpy", "nn", "ShapeDtypeStruct", "info",
 ]
 

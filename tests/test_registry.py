@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import ftorch  # noqa: F401  (defines every primitive)
 from ftorch.core import Primitive, ShapeDtypeStruct, aval_of, registry
 
-RULES = ("jvp", "vjp")  # "batch" joins with vmap
+RULES = ("jvp", "vjp", "batch")
 
 
 @pytest.mark.parametrize("name", sorted(registry))

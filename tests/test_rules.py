@@ -13,8 +13,6 @@ from harness import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ftorch.core import registry
-
 
 def _ids(cases):
     return [c.name for c in cases]
@@ -56,13 +54,10 @@ def test_second_order(case, data):
     check_second_order(case.fn, args, rtol=case.rtol, atol=case.atol, eps=case.eps)
 
 
-# Batching rules arrive family by family; every case of a primitive that has
-# one must vmap correctly.
-VMAP_CASES = [c for c in CASES if registry[c.prim].batch is not None]
-
-
-@pytest.mark.parametrize("case", VMAP_CASES, ids=_ids(VMAP_CASES))
+@pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
 @given(data=st.data())
 def test_vmap_matches_loop(case, data):
-    check_vmap(case.fn, to_mx(data.draw(case.args)))
+    # The seed picks the in/out batch axes.
+    check_vmap(case.fn, to_mx(data.draw(case.args)), size=data.draw(st.integers(1, 4)),
+               seed=data.draw(st.integers(0, 2**16)))
 

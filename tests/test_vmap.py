@@ -82,6 +82,18 @@ def test_nested_vmap_and_pytrees():
     assert out["c"].item() == 3.0
 
 
+def test_closure_over_batched_outer_value():
+    xs, ys = mx.array([1.0, 2.0]), mx.array([10.0, 20.0, 30.0])
+    table = vmap(lambda x: vmap(lambda y: x * y + fnp.sin(y))(ys))(xs)
+    expected = np.array(xs)[:, None] * np.array(ys)[None, :] + np.sin(np.array(ys))[None, :]
+    np.testing.assert_allclose(np.array(table), expected, rtol=1e-6)
+
+
+def test_in_axes_tree_must_match_arguments():
+    with pytest.raises(ValueError, match="in_axes"):
+        vmap(lambda p: p["a"], in_axes=({"b": 0},))({"a": mx.ones(2)})
+
+
 def test_chunked_equals_unchunked():
     x = mx.arange(10.0).reshape(5, 2)
     f = vmap(lambda a: fnp.exp(a) * 2.0)

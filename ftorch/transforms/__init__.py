@@ -2,5 +2,8 @@
 
 from ftorch.transforms.jvp import jacfwd, jvp, linearize
 from ftorch.transforms.vjp import grad, hessian, jacrev, value_and_grad, vjp
+from ftorch.transforms.vmap import vmap
 
-__all__ = ["jvp", "linearize", "jacfwd", "vjp", "grad", "value_and_grad", "jacrev", "hessian"]
+__all__ = [
+    "jvp", "linearize", "jacfwd", "vjp", "grad", "value_and_grad", "jacrev", "hessian", "vmap",
+]
