@@ -13,6 +13,7 @@ from typing import Any
 from ftorch import tree
 from ftorch.core import ShapeDtypeStruct, Trace, Tracer, aval_of, is_floating, new_main
 from ftorch.transforms import _util
+from ftorch.transforms.vmap import vmap
 
 
 class JVPTracer(Tracer):
@@ -154,7 +155,7 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
 
 
 def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
-    """The Jacobian of ``f`` by forward mode, one JVP per input element.
+    """The Jacobian of ``f`` by forward mode: a JVP vmapped over the input basis.
 
     Each leaf of the result has shape ``out_leaf.shape + in_leaf.shape``,
     nested as the output tree of input trees (a tuple over ``argnums`` when
@@ -180,32 +181,31 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
             out_tree[:] = [(o_tree, aux)]
             return o_leaves
 
-        # columns[i][k]: d out_k / d in_i, shape (in_i.size, *out_k.shape)
-        columns = []
-        out_primals = None
+        # One vmapped JVP per input leaf, over the identity basis of that leaf.
+        out_primals: list = []
+        columns = []  # columns[i][k]: d out_k / d in_i, shape (*out_k.shape, in_i.size)
         for i, leaf in enumerate(d_leaves):
-            basis = fnp.eye(leaf.size, dtype=leaf.dtype)
-            per_out = None
-            for j in range(leaf.size):
+            def push(t, i=i):
                 tangents = [None] * len(d_leaves)
-                tangents[i] = fnp.reshape(basis[j], leaf.shape)
-                out_primals, out_t = jvp_flat(flat_f, d_leaves, tangents)
-                if per_out is None:
-                    per_out = [[] for _ in out_t]
-                for k, (p, t) in enumerate(zip(out_primals, out_t)):
-                    per_out[k].append(_util.zeros_like(p) if t is None else t)
-            columns.append(per_out)
-        if out_primals is None:  # no input elements at all
+                tangents[i] = t
+                outs, ts = jvp_flat(flat_f, d_leaves, tangents)
+                out_primals[:] = outs
+                return [_util.zeros_like(p) if t is None else t for p, t in zip(outs, ts)]
+
+            n = leaf.size
+            basis = fnp.reshape(fnp.eye(n, dtype=leaf.dtype), (n, *leaf.shape))
+            if n:
+                columns.append(vmap(push, out_axes=-1)(basis))
+            else:
+                push(fnp.zeros(leaf.shape, leaf.dtype))
+                columns.append([fnp.zeros((*o.shape, 0), o.dtype) for o in out_primals])
+        if not d_leaves:
             out_primals = flat_f(d_leaves)
         o_tree, aux = out_tree[0]
         jac = []
         for k, o in enumerate(out_primals):
-            row = []
-            for i, leaf in enumerate(d_leaves):
-                cols = columns[i][k] if columns[i] is not None else []
-                stacked = fnp.stack(cols, axis=-1) if cols else fnp.zeros(
-                    (*o.shape, 0), dtype=o.dtype)
-                row.append(fnp.reshape(stacked, (*o.shape, *leaf.shape)))
+            row = [fnp.reshape(columns[i][k], (*o.shape, *leaf.shape))
+                   for i, leaf in enumerate(d_leaves)]
             jac.append(_per_argnums(tree.unflatten(d_tree, row), argnums))
         result = tree.unflatten(o_tree, jac)
         return (result, _strip(aux)) if has_aux else result

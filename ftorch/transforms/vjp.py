@@ -19,6 +19,7 @@ from ftorch import tree
 from ftorch.core import ShapeDtypeStruct, Trace, Tracer, aval_of, is_floating, new_main
 from ftorch.transforms import _util
 from ftorch.transforms.jvp import _per_argnums, jacfwd
+from ftorch.transforms.vmap import vmap
 
 _sequence = itertools.count()
 
@@ -266,7 +267,7 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -
 
 
 def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
-    """The Jacobian of ``f`` by reverse mode, one pullback per output element.
+    """The Jacobian of ``f`` by reverse mode: the pullback vmapped over the output basis.
 
     Same layout as ``jacfwd``: ``out_leaf.shape + in_leaf.shape`` per pair.
 
@@ -287,18 +288,19 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
         out_leaves, pullback, (o_tree, aux) = vjp_flat(flat_f, d_leaves)
         jac = []
         for k, o in enumerate(out_leaves):
-            rows = [[] for _ in d_leaves]
-            basis = fnp.eye(o.size, dtype=o.dtype)
-            for j in range(o.size):
+            def pull(c, k=k):
                 cts = [None] * len(out_leaves)
-                cts[k] = fnp.reshape(basis[j], o.shape)
-                for i, (leaf, c) in enumerate(zip(d_leaves, pullback(cts))):
-                    rows[i].append(_util.zeros_like(leaf) if c is None else c)
-            per_in = [
-                fnp.reshape(fnp.stack(r) if r else fnp.zeros((0, *leaf.shape), dtype=leaf.dtype),
-                            (*o.shape, *leaf.shape))
-                for r, leaf in zip(rows, d_leaves)
-            ]
+                cts[k] = c
+                return [_util.zeros_like(leaf) if g is None else g
+                        for leaf, g in zip(d_leaves, pullback(cts))]
+
+            n = o.size
+            if n:
+                basis = fnp.reshape(fnp.eye(n, dtype=o.dtype), (n, *o.shape))
+                rows = vmap(pull)(basis)  # one vmapped pullback over the output basis
+            else:
+                rows = [fnp.zeros((0, *leaf.shape), leaf.dtype) for leaf in d_leaves]
+            per_in = [fnp.reshape(r, (*o.shape, *leaf.shape)) for r, leaf in zip(rows, d_leaves)]
             jac.append(_per_argnums(tree.unflatten(d_tree, per_in), argnums))
         result = tree.unflatten(o_tree, jac)
         return (result, aux) if has_aux else result
