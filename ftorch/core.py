@@ -457,7 +457,14 @@ def aval_of(x: Any) -> ShapeDtypeStruct:
         return ShapeDtypeStruct(x.shape, x.dtype)
     if isinstance(x, Tracer):
         return x.aval
+    scalar_dtype = _SCALAR_DTYPES.get(type(x))
+    if scalar_dtype is not None:
+        return ShapeDtypeStruct((), scalar_dtype)
     return ShapeDtypeStruct(tuple(np.shape(x)), mx.array(x).dtype)
+
+
+# Python scalars are weakly typed: these are their dtypes on their own.
+_SCALAR_DTYPES = {bool: mx.bool_, int: mx.int32, float: mx.float32, complex: mx.complex64}
 
 
 def is_array(x: Any) -> bool:

@@ -89,7 +89,8 @@ def move_bdim(x: Any, bdim: int | None, to: int, axis_size: int) -> Any:
 def batch_elementwise(prim, vals, dims, axis_size, **params):
     """The rule for broadcasting elementwise ops: align the batch axes so that
     NumPy broadcasting of the per-example shapes still holds."""
-    ranks = [aval_of(v).ndim - (d is not None) for v, d in zip(vals, dims)]
+    ranks = [(v.ndim if isinstance(v, (mx.array, Tracer)) else aval_of(v).ndim) - (d is not None)
+             for v, d in zip(vals, dims)]
     out_rank = max(ranks)
     batched = [(v, d, r) for v, d, r in zip(vals, dims, ranks) if d is not None]
     # Fast path: every batched operand has its batch axis the same number k

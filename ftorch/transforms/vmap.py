@@ -33,6 +33,15 @@ class BatchTracer(Tracer):
             return a
         return ShapeDtypeStruct(a.shape[:self.bdim] + a.shape[self.bdim + 1:], a.dtype)
 
+    # Read straight off the value: these are on every rule's path.
+    @property
+    def shape(self) -> tuple[int, ...]:
+        s = self.val.shape
+        return s if self.bdim is None else s[:self.bdim] + s[self.bdim + 1:]
+
+    dtype = property(lambda self: self.val.dtype)
+    ndim = property(lambda self: self.val.ndim - (self.bdim is not None))
+
     def concrete(self):
         raise TypeError(
             f"{self!r} varies over a vmapped axis, so it has no single concrete value; "
