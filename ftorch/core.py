@@ -467,10 +467,6 @@ def aval_of(x: Any) -> ShapeDtypeStruct:
 _SCALAR_DTYPES = {bool: mx.bool_, int: mx.int32, float: mx.float32, complex: mx.complex64}
 
 
-def is_array(x: Any) -> bool:
-    return isinstance(x, (mx.array, Tracer))
-
-
 def as_array(x: Any, name: str = "argument") -> Any:
     """Accept an mx.array, a tracer, a NumPy array or a Python scalar."""
     if isinstance(x, (mx.array, Tracer)):

@@ -65,10 +65,6 @@ def add_tangents(a: Any, b: Any) -> Any:
     return fnp.add(a, b)
 
 
-def zeros_like_or_none(t: Any, like: Any) -> Any:
-    return fnp.zeros_like(like) if t is None else t
-
-
 # ----------------------------------------------------------------------------
 # Batching rules: batch(vals, dims, axis_size, **params) -> (out, out_dim)
 # ----------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import mlx.core as mx
@@ -74,12 +74,6 @@ def split_aux(out: Any, has_aux: bool, fname: str) -> tuple[Any, Any]:
     return out[0], out[1]
 
 
-def zeros_like(x: Any) -> Any:
-    from ftorch import numpy as fnp
-
-    return fnp.zeros_like(x)
-
-
 def check_like(value: Any, ref: Any, name: str, role: str) -> None:
     """``value`` must have ``ref``'s shape and, for floating refs, its dtype."""
     v, r = aval_of(value), aval_of(ref)
@@ -97,5 +91,3 @@ def as_output(x: Any, name: str) -> Any:
     except TypeError:
         raise TypeError(f"{name} must be an array, got {type(x).__name__}: {x!r}") from None
 
-
-Fn = Callable[..., Any]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ftorch import numpy as fnp
 from ftorch import tree
 from ftorch.core import ShapeDtypeStruct, Trace, Tracer, aval_of, is_floating, new_main
 from ftorch.transforms import _util
@@ -116,7 +117,7 @@ def jvp(
     out_primals, out_tangents = jvp_flat(flat_f, p_leaves, t_leaves)
     o_tree, aux = out_tree[0]
     out_tangents = [
-        _util.zeros_like(p) if t is None else t for p, t in zip(out_primals, out_tangents)
+        fnp.zeros_like(p) if t is None else t for p, t in zip(out_primals, out_tangents)
     ]
     result = tree.unflatten(o_tree, out_primals), tree.unflatten(o_tree, out_tangents)
     return (*result, _strip(aux)) if has_aux else result
@@ -143,7 +144,17 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     >>> f_jvp(mx.array(2.0)).item()
     2.0
     """
-    out, _ = jvp(f, primals, tuple(tree.map(_util.zeros_like, p) for p in primals))
+    # The output alone: a forward pass with no tangent work.
+    p_leaves, p_tree = _util.flatten_arrays(tuple(primals), "primals")
+    out_tree = []
+
+    def flat_f(leaves):
+        o_leaves, o_tree = _util.flatten_arrays(f(*tree.unflatten(p_tree, leaves)), "output")
+        out_tree.append(o_tree)
+        return o_leaves
+
+    out_leaves, _ = jvp_flat(flat_f, p_leaves, [None] * len(p_leaves))
+    out = tree.unflatten(out_tree[0], out_leaves)
 
     def f_jvp(*tangents):
         if len(tangents) != len(primals):
@@ -165,7 +176,6 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     >>> ft.jacfwd(lambda x: x ** 2)(mx.array([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
     """
-    from ftorch import numpy as fnp
 
     def jacobian(*args, **kwargs):
         nums = _util.normalize_argnums(argnums, len(args), "jacfwd")
@@ -190,7 +200,7 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
                 tangents[i] = t
                 outs, ts = jvp_flat(flat_f, d_leaves, tangents)
                 out_primals[:] = outs
-                return [_util.zeros_like(p) if t is None else t for p, t in zip(outs, ts)]
+                return [fnp.zeros_like(p) if t is None else t for p, t in zip(outs, ts)]
 
             n = leaf.size
             basis = fnp.reshape(fnp.eye(n, dtype=leaf.dtype), (n, *leaf.shape))

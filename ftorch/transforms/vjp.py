@@ -86,8 +86,6 @@ class VJPTrace(Trace):
 def backward(roots: list, cotangents: list, inputs: list[Node]) -> list:
     """Propagate ``cotangents`` from the ``roots`` ((node, index) pairs) back
     to the ``inputs`` nodes; returns one cotangent (or ``None``) per input."""
-    from ftorch import numpy as fnp
-
     nodes, seen, stack = [], set(), [r[0] for r in roots]
     while stack:
         node = stack.pop()
@@ -191,7 +189,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
         c_leaves = [c if is_floating(aval_of(o).dtype) else None
                     for c, o in zip(c_leaves, out_leaves)]
         cts = flat_pullback(c_leaves)
-        cts = [_util.zeros_like(p) if c is None else c for p, c in zip(p_leaves, cts)]
+        cts = [fnp.zeros_like(p) if c is None else c for p, c in zip(p_leaves, cts)]
         return tree.unflatten(p_tree, cts)
 
     out = tree.unflatten(o_tree, out_leaves)
@@ -241,7 +239,7 @@ def value_and_grad(
 
         (value,), pullback, aux = vjp_flat(flat_f, p_leaves)
         cts = pullback([fnp.ones_like(value)])
-        grads = [_util.zeros_like(p) if c is None else c for p, c in zip(p_leaves, cts)]
+        grads = [fnp.zeros_like(p) if c is None else c for p, c in zip(p_leaves, cts)]
         g = _per_argnums(tree.unflatten(p_tree, grads), argnums)
         return ((value, aux) if has_aux else value), g
 
@@ -291,7 +289,7 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
             def pull(c, k=k):
                 cts = [None] * len(out_leaves)
                 cts[k] = c
-                return [_util.zeros_like(leaf) if g is None else g
+                return [fnp.zeros_like(leaf) if g is None else g
                         for leaf, g in zip(d_leaves, pullback(cts))]
 
             n = o.size
