@@ -20,10 +20,14 @@ from ftorch.transforms import (
     jacrev,
     jvp,
     linearize,
+    eval_shape,
+    jit,
+    make_graph,
     value_and_grad,
     vjp,
     vmap,
 )
+from ftorch.config import config
 from ftorch import numpy
 from ftorch.primitives.elementwise import stop_gradient
 from ftorch import nn
@@ -32,7 +36,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "vmap",
-    "stop_gradient", "tree", "numpy", "nn", "ShapeDtypeStruct", "info",
+    "jit", "make_graph", "eval_shape", "config", "stop_gradient", "tree", "numpy", "nn",
+    "ShapeDtypeStruct", "info",
 ]
 
 

@@ -108,7 +108,12 @@ class Primitive:
                 _check_no_tracers(args)  # a tracer leaked out of a finished transform
                 raise
         trace = _top_trace(args)
-        if trace is None:
+        dynamic = _dynamic
+        if dynamic is not None and (trace is None or trace.main.level < dynamic.level):
+            # Under jit, ops on values the staged function does not trace
+            # (constants, outer transforms' values) are staged too.
+            trace = dynamic.trace_type(dynamic)
+        elif trace is None:
             return self.impl(*args, **params)
         return trace.process_primitive(self, [trace.full_raise(a) for a in args], params)
 
@@ -158,19 +163,30 @@ class MainTrace:
 
 
 _stack: list[MainTrace] = []
+# The staging transform (jit) being traced, if any: it also takes the ops
+# whose arguments no higher transform traces.
+_dynamic: MainTrace | None = None
 
 
 @contextmanager
-def new_main(trace_type: type, global_data: Any = None):
-    """Push a new transform level for the duration of the block."""
+def new_main(trace_type: type, global_data: Any = None, dynamic: bool = False):
+    """Push a new transform level for the duration of the block.
+
+    ``dynamic=True`` (staging) also routes to it every op whose arguments
+    carry no tracer of a higher level, so that constants get staged too."""
+    global _dynamic
     main = MainTrace(len(_stack), trace_type, global_data)
     if not _saved_dunders:
         _install_array_dunders()
     _stack.append(main)
+    previous = _dynamic
+    if dynamic:
+        _dynamic = main
     try:
         yield main
     finally:
         main.active = False
+        _dynamic = previous
         _stack.pop()
 
 

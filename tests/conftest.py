@@ -1,5 +1,7 @@
 import os
 
+import mlx.core as mx  # noqa: I001
+import pytest
 from hypothesis import HealthCheck, settings
 
 import ftorch  # noqa: F401  (first: it loads the fast BLAS before mlx.core is imported)
@@ -9,3 +11,21 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     print_blob=True)
 settings.load_profile("default")
+
+
+@pytest.fixture(autouse=True)
+def _jit_rule_cases_uncompiled(request):
+    """The rule checks of the ``jit`` cases check ftorch's graph transforms
+    with MLX's compiler off: every derived graph and shape would otherwise
+    g++-compile its own fused CPU kernels (about half a second each).
+    Compiled execution is checked in tests/test_jit.py."""
+    callspec = getattr(request.node, "callspec", None)
+    case = callspec.params.get("case") if callspec is not None else None
+    if getattr(case, "prim", None) != "jit":
+        yield
+        return
+    mx.disable_compile()
+    try:
+        yield
+    finally:
+        mx.enable_compile()

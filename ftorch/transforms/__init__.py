@@ -1,9 +1,11 @@
 """Transforms: interpreters over the primitives' rules, one file each."""
 
+from ftorch.transforms.jit import eval_shape, jit, make_graph
 from ftorch.transforms.jvp import jacfwd, jvp, linearize
 from ftorch.transforms.vjp import grad, hessian, jacrev, value_and_grad, vjp
 from ftorch.transforms.vmap import vmap
 
 __all__ = [
     "jvp", "linearize", "jacfwd", "vjp", "grad", "value_and_grad", "jacrev", "hessian", "vmap",
+    "jit", "make_graph", "eval_shape",
 ]

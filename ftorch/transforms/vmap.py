@@ -73,6 +73,24 @@ class BatchTrace(Trace):
         return BatchTracer(self, out, out_dim)
 
 
+def batch_flat(f: Callable, vals: list, dims: list, axis_size: int) -> tuple[list, list]:
+    """Run ``f`` (a list of leaves -> a list of leaves) on ``vals`` batched
+    along ``dims`` (``None``: not batched). Returns the output values and
+    their batch axes (``None`` for outputs that do not vary)."""
+    with new_main(BatchTrace, axis_size) as main:
+        trace = BatchTrace(main)
+        outs = f([x if d is None else BatchTracer(trace, x, d) for x, d in zip(vals, dims)])
+        out_vals, out_dims = [], []
+        for o in outs:
+            if isinstance(o, Tracer) and o._trace.main is main:
+                out_vals.append(o.val)
+                out_dims.append(o.bdim)
+            else:
+                out_vals.append(o)
+                out_dims.append(None)
+    return out_vals, out_dims
+
+
 # ----------------------------------------------------------------------------
 # The transform
 # ----------------------------------------------------------------------------
@@ -158,31 +176,30 @@ def vmap(
         return _run(leaves, norm_axes, args_tree, size, kwargs)
 
     def _run(leaves, axes, args_tree, size, kwargs):
-        with new_main(BatchTrace, size) as main:
-            trace = BatchTrace(main)
-            tracers = [BatchTracer(trace, x, ax) if ax is not None else x
-                       for x, ax in zip(leaves, axes)]
+        out_info = []
+
+        def flat_f(tracers):
             out = f(*tree.unflatten(args_tree, tracers), **kwargs)
             out_leaves, out_tree = _util.flatten_arrays(out, "output")
-            spec = _broadcast_prefix(out_axes, out, "out_axes")
-            results = []
-            for leaf, ax in zip(out_leaves, spec):
-                if isinstance(leaf, Tracer) and leaf._trace.main is main:
-                    val, bdim = leaf.val, leaf.bdim
-                else:
-                    val, bdim = leaf, None
-                if ax is None:
-                    if bdim is not None:
-                        raise ValueError(
-                            "vmap: out_axes is None for an output that varies over the "
-                            "mapped axis")
-                    results.append(val)
-                    continue
-                ndim = aval_of(val).ndim + (bdim is None)
-                if not -ndim <= ax < ndim:
+            out_info.append((out_tree, _broadcast_prefix(out_axes, out, "out_axes")))
+            return out_leaves
+
+        vals, dims = batch_flat(flat_f, leaves, axes, size)
+        out_tree, spec = out_info[0]
+        results = []
+        for val, bdim, ax in zip(vals, dims, spec):
+            if ax is None:
+                if bdim is not None:
                     raise ValueError(
-                        f"vmap: out_axes {ax} is out of range for an output of ndim {ndim - 1}")
-                results.append(move_bdim(val, bdim, ax % ndim, size))
+                        "vmap: out_axes is None for an output that varies over the "
+                        "mapped axis")
+                results.append(val)
+                continue
+            ndim = aval_of(val).ndim + (bdim is None)
+            if not -ndim <= ax < ndim:
+                raise ValueError(
+                    f"vmap: out_axes {ax} is out of range for an output of ndim {ndim - 1}")
+            results.append(move_bdim(val, bdim, ax % ndim, size))
         return tree.unflatten(out_tree, results)
 
     def _chunked(leaves, axes, args_tree, size, kwargs):

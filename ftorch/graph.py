@@ -1,0 +1,316 @@
+"""The graph IR that ``jit`` stages functions into, its passes and its
+evaluation.
+
+A ``Graph`` is a typed, straight-line program: input variables, a list of
+equations (a primitive applied to variables and literals, with static
+params, defining new variables) and outputs. Constants the traced function
+closed over are variables bound to concrete arrays. ``str(graph)`` prints
+one equation per line with shapes and dtypes::
+
+    graph(a:f32[3]) -> f32[]
+      b:f32[3] = sin a
+      c:f32[3] = multiply b 2.0
+      d:f32[] = sum[axes=(0,), keepdims=False] c
+      return d
+
+Passes (``dce``, ``cse``, ``fold_constants``, ``simplify``) return new
+graphs. ``evaluate`` interprets a graph with ``bind`` (so under any
+transform); ``lower`` turns it into one straight-line MLX function for
+``mx.compile``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import mlx.core as mx
+
+from ftorch.core import Primitive, ShapeDtypeStruct
+
+
+class Var:
+    """A value in a graph, known by its shape and dtype only."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapeDtypeStruct):
+        self.aval = aval
+
+
+class Literal:
+    """A Python scalar used in place of a variable (it keeps its weak type)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: bool | int | float | complex):
+        self.value = value
+
+
+Atom = Var | Literal
+
+
+class Eqn:
+    """``outs = prim(*inputs, **params)``."""
+
+    __slots__ = ("prim", "inputs", "params", "outs")
+
+    def __init__(self, prim: Primitive, inputs: list, params: dict, outs: list[Var]):
+        self.prim = prim
+        self.inputs = inputs
+        self.params = params
+        self.outs = outs
+
+
+class Graph:
+    """A staged function: ``outs = f(*in_vars)``, with ``const_vars`` bound to
+    the arrays in ``consts``.
+
+    Graphs are immutable once built; passes return new graphs. ``derived``
+    caches graphs made from this one by transforms (its JVP, VJP and batched
+    versions), and ``lowered`` its compiled MLX function.
+    """
+
+    __slots__ = ("in_vars", "const_vars", "consts", "eqns", "outs", "derived", "_lowered",
+                 "__weakref__")
+
+    def __init__(self, in_vars: list[Var], const_vars: list[Var], consts: list,
+                 eqns: list[Eqn], outs: list):
+        self.in_vars = in_vars
+        self.const_vars = const_vars
+        self.consts = consts
+        self.eqns = eqns
+        self.outs = outs
+        self.derived: dict = {}
+        self._lowered: Callable | None = None
+
+    @property
+    def in_avals(self) -> list[ShapeDtypeStruct]:
+        return [v.aval for v in self.in_vars]
+
+    @property
+    def out_avals(self) -> list[ShapeDtypeStruct]:
+        return [aval_of_atom(a) for a in self.outs]
+
+    def __repr__(self) -> str:
+        return format_graph(self)
+
+    def __str__(self) -> str:
+        return format_graph(self)
+
+    def __hash__(self) -> int:  # graphs are primitive params: compared by identity
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    @property
+    def lowered(self) -> Callable:
+        """This graph as one compiled MLX function of ``in_vars``."""
+        if self._lowered is None:
+            self._lowered = mx.compile(lower(self))
+        return self._lowered
+
+
+def aval_of_atom(a: Atom) -> ShapeDtypeStruct:
+    if isinstance(a, Literal):
+        return ShapeDtypeStruct((), mx.array(a.value).dtype)
+    return a.aval
+
+
+# ----------------------------------------------------------------------------
+# Printing
+# ----------------------------------------------------------------------------
+
+_DTYPE_NAMES = {
+    mx.bool_: "bool", mx.uint8: "u8", mx.uint16: "u16", mx.uint32: "u32", mx.uint64: "u64",
+    mx.int8: "i8", mx.int16: "i16", mx.int32: "i32", mx.int64: "i64", mx.float16: "f16",
+    mx.bfloat16: "bf16", mx.float32: "f32", mx.float64: "f64", mx.complex64: "c64",
+}
+
+
+def format_aval(aval: ShapeDtypeStruct) -> str:
+    return f"{_DTYPE_NAMES.get(aval.dtype, str(aval.dtype))}[{','.join(map(str, aval.shape))}]"
+
+
+def _var_names():
+    """a, b, ..., z, ba, bb, ...: short names in order of appearance."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    n = 0
+    while True:
+        name, k = "", n
+        while True:
+            name = letters[k % 26] + name
+            k //= 26
+            if k == 0:
+                break
+        yield name
+        n += 1
+
+
+def _format_param(value: Any) -> str:
+    if isinstance(value, Graph):
+        return "{ " + format_graph(value, indent="      ") + " }"
+    if isinstance(value, mx.Dtype):
+        return _DTYPE_NAMES.get(value, str(value))
+    return repr(value)
+
+
+def format_graph(graph: Graph, indent: str = "  ") -> str:
+    names: dict[int, str] = {}
+    fresh = _var_names()
+
+    def name(a: Atom) -> str:
+        if isinstance(a, Literal):
+            return repr(a.value)
+        if id(a) not in names:
+            names[id(a)] = next(fresh)
+        return names[id(a)]
+
+    def binder(v: Var) -> str:
+        return f"{name(v)}:{format_aval(v.aval)}"
+
+    args = ", ".join(binder(v) for v in graph.in_vars)  # inputs are named first
+    lines = []
+    if graph.const_vars:
+        lines.append(indent + "consts " + " ".join(binder(v) for v in graph.const_vars))
+    for eqn in graph.eqns:
+        params = ", ".join(f"{k}={_format_param(v)}" for k, v in eqn.params.items())
+        head = eqn.prim.name + (f"[{params}]" if params else "")
+        lhs = " ".join(binder(v) for v in eqn.outs)
+        lines.append(f"{indent}{lhs} = {head} " + " ".join(name(a) for a in eqn.inputs))
+    lines.append(indent + "return " + ", ".join(name(a) for a in graph.outs))
+    outs = ", ".join(format_aval(aval_of_atom(a)) for a in graph.outs)
+    outs = outs if len(graph.outs) == 1 else f"({outs})"
+    return f"graph({args}) -> {outs}\n" + "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------
+# Evaluation
+# ----------------------------------------------------------------------------
+
+
+def evaluate(graph: Graph, args: Sequence) -> list:
+    """Run ``graph`` on ``args`` with ``bind``: it works on tracers, so any
+    transform can interpret a graph (this is how jit's rules transform it)."""
+    return _run(graph, args, lambda prim, vals, params: prim.bind(*vals, **params))
+
+
+def lower(graph: Graph) -> Callable:
+    """One straight-line MLX function of the graph's inputs, with nested
+    graphs inlined: what ``mx.compile`` traces."""
+
+    def apply(prim, vals, params):
+        nested = params.get("graph") if prim.name == "jit" else None
+        if nested is not None:
+            return _run(nested, vals, apply)
+        return prim.impl(*vals, **params)
+
+    def run(*args):
+        return _run(graph, args, apply)
+
+    return run
+
+
+def _run(graph: Graph, args: Sequence, apply: Callable) -> list:
+    env: dict[Var, Any] = dict(zip(graph.const_vars, graph.consts))
+    env.update(zip(graph.in_vars, args))
+
+    def read(a: Atom) -> Any:
+        return a.value if type(a) is Literal else env[a]
+
+    for eqn in graph.eqns:
+        out = apply(eqn.prim, [read(a) for a in eqn.inputs], eqn.params)
+        if eqn.prim.multiple_results:
+            env.update(zip(eqn.outs, out))
+        else:
+            env[eqn.outs[0]] = out
+    return [read(a) for a in graph.outs]
+
+
+# ----------------------------------------------------------------------------
+# Passes
+# ----------------------------------------------------------------------------
+
+
+def dce(graph: Graph) -> Graph:
+    """Drop equations whose results are never used, and unused constants.
+    Inputs stay: they are the graph's signature."""
+    live = {id(a) for a in graph.outs if isinstance(a, Var)}
+    kept = []
+    for eqn in reversed(graph.eqns):
+        if any(id(v) in live for v in eqn.outs):
+            kept.append(eqn)
+            live.update(id(a) for a in eqn.inputs if isinstance(a, Var))
+    kept.reverse()
+    used = [(v, c) for v, c in zip(graph.const_vars, graph.consts) if id(v) in live]
+    return Graph(graph.in_vars, [v for v, _ in used], [c for _, c in used], kept, graph.outs)
+
+
+def cse(graph: Graph) -> Graph:
+    """Merge equations that apply the same primitive with the same params to
+    the same inputs (rules often recompute a mask or a shape twice)."""
+    rename: dict[int, Atom] = {}
+    seen: dict[tuple, Eqn] = {}
+    eqns = []
+
+    def sub(a: Atom) -> Atom:
+        return rename.get(id(a), a)
+
+    for eqn in graph.eqns:
+        inputs = [sub(a) for a in eqn.inputs]
+        key = None
+        try:
+            key = (eqn.prim, tuple(("lit", type(a.value), a.value) if isinstance(a, Literal)
+                                   else id(a) for a in inputs),
+                   tuple(sorted(eqn.params.items())))
+            hash(key)
+        except TypeError:  # unhashable params: never merged
+            key = None
+        if key is not None and key in seen:
+            for old, new in zip(eqn.outs, seen[key].outs):
+                rename[id(old)] = new
+            continue
+        new_eqn = Eqn(eqn.prim, inputs, eqn.params, eqn.outs)
+        if key is not None:
+            seen[key] = new_eqn
+        eqns.append(new_eqn)
+    return Graph(graph.in_vars, graph.const_vars, graph.consts, eqns,
+                 [sub(a) for a in graph.outs])
+
+
+# A folded result may be bigger than the constants it comes from (a
+# broadcast, an outer product) only up to this many elements: beyond it,
+# computing it in each call is cheaper than storing and reading it.
+FOLD_GROWTH_LIMIT = 4096
+
+
+def fold_constants(graph: Graph) -> Graph:
+    """Evaluate, once, every equation whose inputs are all constants or
+    literals, and bind its results as new constants."""
+    values: dict[int, Any] = {id(v): c for v, c in zip(graph.const_vars, graph.consts)}
+    const_vars, consts = list(graph.const_vars), list(graph.consts)
+    eqns = []
+    for eqn in graph.eqns:
+        if all(isinstance(a, Literal) or id(a) in values for a in eqn.inputs):
+            in_size = max([1] + [math.prod(a.aval.shape) for a in eqn.inputs if isinstance(a, Var)])
+            out_size = max(math.prod(v.aval.shape) for v in eqn.outs)
+            if out_size <= max(in_size, FOLD_GROWTH_LIMIT):
+                vals = [a.value if isinstance(a, Literal) else values[id(a)] for a in eqn.inputs]
+                out = eqn.prim.impl(*vals, **eqn.params)
+                outs = out if eqn.prim.multiple_results else [out]
+                mx.eval(outs)
+                for v, o in zip(eqn.outs, outs):
+                    values[id(v)] = o
+                    const_vars.append(v)
+                    consts.append(o)
+                continue
+        eqns.append(eqn)
+    return dce(Graph(graph.in_vars, const_vars, consts, eqns, graph.outs))
+
+
+def simplify(graph: Graph) -> Graph:
+    """The passes jit runs before lowering: constant folding, common
+    subexpressions, dead code."""
+    return dce(cse(fold_constants(graph)))

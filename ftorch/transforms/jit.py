@@ -1,0 +1,546 @@
+"""Staging and compilation: ``jit``, ``make_graph`` and ``eval_shape``.
+
+A ``StagingTracer`` stands for a graph variable: only its shape and dtype
+are known. ``StagingTrace.process_primitive`` appends an equation to the
+graph under construction instead of computing anything. While a function is
+being staged, every op inside it is staged, also ops on constants (the
+staging main is "dynamic", see ``core.new_main``); ``simplify`` folds those
+back into constants.
+
+``jit`` stages a function once per abstract signature, simplifies the
+graph, and binds the higher-order primitive ``jit_p`` on it. Outside
+transforms, ``jit_p`` runs the graph lowered to one MLX function and handed
+to ``mx.compile``. Inside transforms, ``jit_p``'s rules transform the
+graph as a whole (JVP, VJP, batching) into a new graph, cached on the
+original, which is bound as ``jit_p`` again: so ``grad(jit(f))`` and
+``vmap(jit(f))`` run compiled too.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import os
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import mlx.core as mx
+import numpy as np
+
+from ftorch import tree
+from ftorch.config import config
+from ftorch.core import Primitive, ShapeDtypeStruct, Trace, Tracer, aval_of, new_main
+from ftorch.graph import Eqn, Graph, Literal, Var, aval_of_atom, evaluate, format_aval, simplify
+from ftorch.transforms.jvp import jvp_flat
+from ftorch.transforms.vjp import vjp_flat
+from ftorch.transforms.vmap import batch_flat
+
+__all__ = ["jit", "make_graph", "eval_shape", "ConcretizationError", "jit_p"]
+
+logger = logging.getLogger("ftorch.jit")
+
+
+class ConcretizationError(TypeError):
+    """Python needed the value of an array that is only known abstractly
+    (by shape and dtype) because it is being staged by ``jit``."""
+
+
+# ----------------------------------------------------------------------------
+# The staging trace
+# ----------------------------------------------------------------------------
+
+
+class _Builder:
+    """The graph under construction (the staging main's global data)."""
+
+    def __init__(self, fname: str, in_names: list[str]):
+        self.fname = fname
+        self.in_names = in_names
+        self.in_vars: list[Var] = []
+        self.eqns: list[Eqn] = []
+        self.consts: dict[int, tuple[Var, Any]] = {}  # id(value) -> (var, value)
+
+    def const_var(self, value: Any) -> Var:
+        entry = self.consts.get(id(value))
+        if entry is None:
+            entry = self.consts[id(value)] = (Var(aval_of(value)), value)
+        return entry[0]
+
+    def inputs_behind(self, var: Any) -> list[str]:
+        """Names of the inputs a variable was computed from (for errors)."""
+        producer = {id(v): e for e in self.eqns for v in e.outs}
+        names = {id(v): n for v, n in zip(self.in_vars, self.in_names)}
+        found, stack, seen = [], [var], set()
+        while stack:
+            v = stack.pop()
+            if id(v) in seen or isinstance(v, Literal):
+                continue
+            seen.add(id(v))
+            if id(v) in names:
+                found.append(names[id(v)])
+            elif id(v) in producer:
+                stack.extend(producer[id(v)].inputs)
+        return sorted(found)
+
+
+class StagingTracer(Tracer):
+    __slots__ = ("var",)
+
+    def __init__(self, trace: Trace, var: Var | Literal):
+        self._trace = trace
+        self.var = var
+
+    @property
+    def aval(self) -> ShapeDtypeStruct:
+        return aval_of_atom(self.var)
+
+    def concrete(self):
+        raise ConcretizationError(self._concretization_message())
+
+    # Under jit these conversions fail for want of a value, not to protect a
+    # derivative: say so.
+    def __float__(self) -> float:
+        raise ConcretizationError(self._concretization_message("float()"))
+
+    def __complex__(self) -> complex:
+        raise ConcretizationError(self._concretization_message("complex()"))
+
+    def __array__(self, dtype=None, copy=None):
+        raise ConcretizationError(self._concretization_message(
+            "Conversion to a NumPy/MLX array (an mlx.core or numpy function called on it?)"))
+
+    def _concretization_message(self, what: str = "Python control flow, bool(), int() "
+                                "or .item()") -> str:
+        builder: _Builder = self._trace.main.global_data
+        inputs = builder.inputs_behind(self.var)
+        origin = (f"computed from {', '.join(inputs)}" if inputs else "a constant")
+        return (
+            f"{what} needs the concrete value of an abstract {format_aval(self.aval)} array "
+            f"({origin}) while ft.jit traces {builder.fname!r}, at {_user_frame()}. Under jit "
+            "only shapes and dtypes are known. Mark Python-level arguments static "
+            "(static_argnums= / static_argnames=), select data-dependently with "
+            "ftorch.numpy.where, or move the value-dependent code out of the jitted function."
+        )
+
+
+def _user_frame() -> str:
+    """The innermost stack frame outside ftorch: where the user's code is."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for frame in reversed(traceback.extract_stack()):
+        if not os.path.abspath(frame.filename).startswith(package + os.sep):
+            return f"{frame.filename}:{frame.lineno} ({frame.line})"
+    return "an unknown place"
+
+
+class StagingTrace(Trace):
+    __slots__ = ()
+
+    def pure(self, val: Any) -> StagingTracer:
+        if isinstance(val, (bool, int, float, complex)):
+            return StagingTracer(self, Literal(val))
+        return StagingTracer(self, self.main.global_data.const_var(val))
+
+    lift = pure  # a lower transform's tracer: a constant here, hoisted to an input later
+
+    def process_primitive(self, prim, tracers, params):
+        inputs = [t.var for t in tracers]
+        avals = [a.value if isinstance(a, Literal) else a.aval for a in inputs]
+        out = prim.abstract_eval(*avals, **params)
+        outs = [Var(a) for a in (out if prim.multiple_results else [out])]
+        self.main.global_data.eqns.append(Eqn(prim, inputs, params, outs))
+        tracers = [StagingTracer(self, v) for v in outs]
+        return tracers if prim.multiple_results else tracers[0]
+
+
+def stage(f: Callable, in_avals: Sequence[ShapeDtypeStruct], fname: str = "<function>",
+          in_names: Sequence[str] | None = None) -> tuple[Graph, list]:
+    """Trace ``f`` (a list of leaves -> a list of leaves) into a graph.
+
+    Returns the graph and the values of its leading inputs that stand for
+    tracers of enclosing transforms that ``f`` closed over (hoisted from
+    constants to inputs, so that those transforms see them); the graph's
+    other inputs are ``f``'s.
+    """
+    names = list(in_names) if in_names is not None else [f"input {i}" for i in range(len(in_avals))]
+    builder = _Builder(fname, names)
+    random_state = mx.random.state[0]
+    with new_main(StagingTrace, builder, dynamic=True) as main:
+        trace = StagingTrace(main)
+        builder.in_vars = [Var(ShapeDtypeStruct(tuple(a.shape), a.dtype)) for a in in_avals]
+        outs = f([StagingTracer(trace, v) for v in builder.in_vars])
+        out_atoms = []
+        for o in outs:
+            if isinstance(o, (bool, int, float, complex)):
+                o = mx.array(o)
+            out_atoms.append(trace.full_raise(o).var)
+    if mx.random.state[0] is not random_state:
+        raise RuntimeError(
+            f"ft.jit: {fname!r} draws from MLX's global random state (mx.random.* without "
+            "key=); under jit those numbers would be frozen at their trace-time values. Pass "
+            "a key as an argument (mx.random.key(seed), split with mx.random.split) instead.")
+    hoisted = [(v, c) for v, c in builder.consts.values() if isinstance(c, Tracer)]
+    consts = [(v, c) for v, c in builder.consts.values() if not isinstance(c, Tracer)]
+    graph = Graph([v for v, _ in hoisted] + builder.in_vars, [v for v, _ in consts],
+                  [c for _, c in consts], builder.eqns, out_atoms)
+    return graph, [c for _, c in hoisted]
+
+
+# ----------------------------------------------------------------------------
+# jit_p: a call of a staged graph, and its rules
+# ----------------------------------------------------------------------------
+
+
+def _jit_impl(*args: Any, graph: Graph) -> list:
+    return graph.lowered(*args)
+
+
+jit_p = Primitive("jit", _jit_impl, multiple_results=True,
+                  abstract_eval=lambda *avals, graph: graph.out_avals)
+
+
+def _derive(graph: Graph, key: tuple, make: Callable) -> tuple[Graph, Any]:
+    """A graph derived from ``graph`` by a transform, made once and cached
+    on it with whatever the transform records (which outputs are zero, ...)."""
+    entry = graph.derived.get(key)
+    if entry is None:
+        info: list = []
+        in_avals, flat_f = make(info)
+        derived, hoisted = stage(flat_f, in_avals, f"{key[0]} of a jitted function")
+        assert not hoisted, "graphs close over no tracers"
+        entry = graph.derived[key] = (simplify(derived), info[0])
+    return entry
+
+
+@jit_p.def_jvp
+def _jit_jvp(primals, tangents, graph):
+    mask = tuple(t is not None for t in tangents)
+    n_in = len(primals)
+
+    def make(info):
+        def flat_f(leaves):
+            it = iter(leaves[n_in:])
+            full = [next(it) if m else None for m in mask]
+            outs, out_tangents = jvp_flat(lambda xs: evaluate(graph, xs), leaves[:n_in], full)
+            info.append([t is not None for t in out_tangents])
+            return outs + [t for t in out_tangents if t is not None]
+        return graph.in_avals + [a for a, m in zip(graph.in_avals, mask) if m], flat_f
+
+    derived, nonzero = _derive(graph, ("jvp", mask), make)
+    outs = jit_p.bind(*primals, *[t for t in tangents if t is not None], graph=derived)
+    n_out = len(graph.outs)
+    it = iter(outs[n_out:])
+    return outs[:n_out], [next(it) if nz else None for nz in nonzero]
+
+
+@jit_p.def_vjp
+def _jit_vjp(cts, out, *primals, graph):
+    # The backward graph recomputes the forward values it needs (DCE keeps
+    # only those); mx.compile fuses the recomputation.
+    mask = tuple(c is not None for c in cts)
+    n_in = len(primals)
+
+    def make(info):
+        def flat_f(leaves):
+            outs, pullback, _ = vjp_flat(lambda xs: (evaluate(graph, xs), None), leaves[:n_in])
+            it = iter(leaves[n_in:])
+            in_cts = pullback([next(it) if m else None for m in mask])
+            info.append([c is not None for c in in_cts])
+            return [c for c in in_cts if c is not None]
+        return graph.in_avals + [a for a, m in zip(graph.out_avals, mask) if m], flat_f
+
+    derived, nonzero = _derive(graph, ("vjp", mask), make)
+    in_cts = jit_p.bind(*primals, *[c for c in cts if c is not None], graph=derived)
+    it = iter(in_cts)
+    return tuple(next(it) if nz else None for nz in nonzero)
+
+
+@jit_p.def_batch
+def _jit_batch(vals, dims, axis_size, graph):
+    dims = tuple(dims)
+
+    def make(info):
+        def flat_f(leaves):
+            outs, out_dims = batch_flat(lambda xs: evaluate(graph, xs), leaves, dims, axis_size)
+            info.append(out_dims)
+            return outs
+        return [aval_of(v) for v in vals], flat_f
+
+    derived, out_dims = _derive(graph, ("vmap", dims, axis_size), make)
+    return jit_p.bind(*vals, graph=derived), out_dims
+
+
+# ----------------------------------------------------------------------------
+# jit, make_graph, eval_shape
+# ----------------------------------------------------------------------------
+
+
+def _normalize_static(f: Callable, static_argnums, static_argnames) -> tuple[tuple, tuple]:
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = [p.name for p in params
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    # A static argument may be given by position or by name, as in JAX.
+    nums += tuple(positional.index(n) for n in names if n in positional)
+    names += tuple(positional[i] for i in nums if 0 <= i < len(positional))
+    return tuple(sorted(set(nums))), tuple(sorted(set(names)))
+
+
+def _arg_names(f: Callable, nargs: int) -> list[str]:
+    try:
+        params = [p for p in inspect.signature(f).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    return [params[i].name if i < len(params) else f"args[{i}]" for i in range(nargs)]
+
+
+class _Signature:
+    """How one call splits into static values and array leaves."""
+
+    __slots__ = ("key", "leaves", "treedef", "names")
+
+
+def jit(
+    f: Callable,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    donate_argnums: int | Sequence[int] = (),
+) -> Callable:
+    """Compile ``f``: stage it into a graph once per abstract signature
+    (argument structure, shapes, dtypes and static arguments), simplify the
+    graph, lower it to MLX and ``mx.compile`` it.
+
+    Array arguments (and pytrees of them) are traced; Python values must be
+    declared static with ``static_argnums`` / ``static_argnames`` (they must
+    be hashable; each new value means a new trace). ``donate_argnums`` names
+    arguments the caller will not use again: MLX reuses an input's buffer
+    when nothing else holds the array, so drop your own references to them.
+
+    The jitted function has ``trace_count`` (how many times it was staged),
+    ``cache_size()`` and ``clear_cache()``; ``ft.config.log_compiles = True``
+    logs each trace and its reason.
+
+    >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
+    >>> f = ft.jit(lambda x, y: fnp.sum(fnp.sin(x) * y))
+    >>> round(f(mx.array([0.5, 1.0]), mx.array(2.0)).item(), 4)
+    2.6418
+    >>> f.trace_count
+    1
+    """
+    if not callable(f):
+        raise TypeError(f"jit: expected a function, got {type(f).__name__}")
+    nums, names = _normalize_static(f, static_argnums, static_argnames)
+    donate = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
+    for n in donate:
+        if not isinstance(n, int) or n in nums:
+            raise ValueError(f"jit: donate_argnums entry {n!r} must be the index of a "
+                             "non-static positional argument")
+    fname = getattr(f, "__qualname__", repr(f))
+    cache: dict[tuple, tuple[Graph, Any]] = {}
+    last_keys: list[tuple] = []
+
+    def split(args: tuple, kwargs: dict) -> _Signature:
+        for i in nums:
+            if i >= len(args) and _arg_names(f, i + 1)[i] not in kwargs:
+                raise ValueError(f"jit: static_argnums contains {i}, but {fname!r} was called "
+                                 f"with {len(args)} positional arguments")
+        statics = tuple((i, args[i]) for i in nums if i < len(args)) + tuple(
+            sorted((k, v) for k, v in kwargs.items() if k in names))
+        try:
+            hash(statics)
+        except TypeError:
+            bad = next(k for k, v in statics if not _hashable(v))
+            raise TypeError(f"jit: static argument {bad!r} of {fname!r} must be hashable, "
+                            f"got {type(dict(statics)[bad]).__name__}") from None
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in nums)
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in names}
+        leaves, treedef = tree.flatten((dyn_args, dyn_kwargs))
+        sig = _Signature()
+        sig.leaves, sig.treedef = leaves, treedef
+        avals = []
+        for i, leaf in enumerate(leaves):
+            if type(leaf) is mx.array:
+                avals.append((leaf.shape, leaf.dtype))
+                continue
+            if isinstance(leaf, np.ndarray):
+                leaf = leaves[i] = mx.array(leaf)
+            elif not isinstance(leaf, Tracer):
+                path = treedef.paths()[i]
+                raise TypeError(
+                    f"jit: {_leaf_name(f, args, nums, path)} of {fname!r} is a "
+                    f"{type(leaf).__name__} ({leaf!r}), not an array. Pass it as an array "
+                    "(mx.array(...)) to trace it, or mark it static with static_argnums= / "
+                    "static_argnames= to compile one version per value.")
+            a = aval_of(leaf)
+            avals.append((a.shape, a.dtype))
+        sig.key = (treedef, statics, tuple(avals))
+        return sig
+
+    def trace(args: tuple, kwargs: dict, sig: _Signature) -> tuple[Graph, list, Any]:
+        _log_trace(fname, sig.key, last_keys)
+        jitted.trace_count += 1
+        static_args = dict(sig.key[1])
+        out_info = []
+
+        def flat_f(leaves):
+            dyn_args, dyn_kwargs = tree.unflatten(sig.treedef, leaves)
+            it = iter(dyn_args)
+            full_args = [static_args[i] if i in static_args else next(it)
+                         for i in range(len(args))]
+            full_kwargs = {**dyn_kwargs, **{k: v for k, v in static_args.items()
+                                            if isinstance(k, str)}}
+            out = f(*full_args, **full_kwargs)
+            out_leaves, out_tree = tree.flatten(out)
+            for leaf in out_leaves:
+                if not isinstance(leaf, (mx.array, Tracer, np.ndarray, bool, int, float)):
+                    raise TypeError(f"jit: {fname!r} returned a {type(leaf).__name__} "
+                                    f"({leaf!r}); jitted functions return arrays")
+            out_info.append(out_tree)
+            return [mx.array(x) if isinstance(x, np.ndarray) else x for x in out_leaves]
+
+        in_names = [_leaf_name(f, args, nums, p) for p in sig.treedef.paths()]
+        graph, hoisted = stage(flat_f, [ShapeDtypeStruct(*a) for a in sig.key[2]], fname,
+                               in_names)
+        return simplify(graph), hoisted, out_info[0]
+
+    def jitted(*args, **kwargs):
+        sig = split(args, kwargs)
+        entry = cache.get(sig.key)
+        if entry is None:
+            graph, hoisted, out_tree = trace(args, kwargs, sig)
+            if hoisted:  # closes over tracers of enclosing transforms: valid for this call only
+                outs = jit_p.bind(*hoisted, *sig.leaves, graph=graph)
+                return tree.unflatten(out_tree, outs)
+            entry = cache[sig.key] = (graph, out_tree)
+        graph, out_tree = entry
+        return tree.unflatten(out_tree, jit_p.bind(*sig.leaves, graph=graph))
+
+    jitted.trace_count = 0
+    jitted.cache_size = lambda: len(cache)
+
+    def clear_cache() -> None:
+        cache.clear()
+        last_keys.clear()
+
+    jitted.clear_cache = clear_cache
+    functools.update_wrapper(jitted, f)
+    return jitted
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+        return True
+    except TypeError:
+        return False
+
+
+def _leaf_name(f: Callable, args: tuple, static: tuple, path: tuple) -> str:
+    """'argument x[0]['w']' for a leaf path of ((dyn_args, dyn_kwargs))."""
+    if not path:
+        return "an argument"
+    if path[0] == 1:  # keyword argument
+        return f"argument {path[1]}" + "".join(f"[{p!r}]" for p in path[2:])
+    dyn = [i for i in range(len(args)) if i not in static]
+    i = dyn[path[1]] if len(path) > 1 and path[1] < len(dyn) else 0
+    return f"argument {_arg_names(f, len(args))[i]}" + "".join(f"[{p!r}]" for p in path[2:])
+
+
+def _log_trace(fname: str, key: tuple, last_keys: list) -> None:
+    if config.log_compiles:
+        logger.warning("ft.jit: tracing %r (%s)", fname, _retrace_reason(key, last_keys))
+    last_keys.append(key)
+    del last_keys[:-8]
+
+
+def _retrace_reason(key: tuple, previous: list) -> str:
+    if not previous:
+        return "first call"
+    treedef, statics, avals = key
+    last = previous[-1]
+    if treedef != last[0]:
+        return f"argument structure changed: {last[0]} -> {treedef}"
+    if statics != last[1]:
+        return f"static arguments changed: {last[1]} -> {statics}"
+    changed = [f"leaf {i}: {format_aval(ShapeDtypeStruct(*a))} -> "
+               f"{format_aval(ShapeDtypeStruct(*b))}"
+               for i, (a, b) in enumerate(zip(last[2], avals)) if a != b]
+    return "new shapes/dtypes: " + "; ".join(changed) if changed else "cache cleared"
+
+
+def _abstract_leaves(args: tuple, fname: str) -> tuple[list, Any]:
+    leaves, treedef = tree.flatten(args, is_leaf=lambda x: isinstance(x, ShapeDtypeStruct))
+    avals = []
+    for path, leaf in zip(treedef.paths(), leaves):
+        if isinstance(leaf, ShapeDtypeStruct):
+            avals.append(ShapeDtypeStruct(tuple(leaf.shape), leaf.dtype))
+        elif isinstance(leaf, (mx.array, Tracer)):
+            avals.append(aval_of(leaf))
+        elif isinstance(leaf, np.ndarray):
+            avals.append(aval_of(mx.array(leaf)))
+        else:
+            raise TypeError(f"{fname}: args" + "".join(f"[{p!r}]" for p in path)
+                            + f" must be an array or a ShapeDtypeStruct, got "
+                            f"{type(leaf).__name__}: {leaf!r}")
+    return avals, treedef
+
+
+def make_graph(f: Callable, static_argnums: int | Sequence[int] = ()) -> Callable[..., Graph]:
+    """A function of ``f``'s arguments (arrays or ``ShapeDtypeStruct``s)
+    returning the graph ``jit`` would stage, before simplification.
+
+    >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
+    >>> print(ft.make_graph(lambda x: fnp.sum(fnp.sin(x) * 2.0))(mx.ones(3)))
+    graph(a:f32[3]) -> f32[]
+      b:f32[3] = sin a
+      c:f32[3] = multiply b 2.0
+      d:f32[] = sum[axes=(0,), keepdims=False] c
+      return d
+    """
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    fname = getattr(f, "__qualname__", repr(f))
+
+    def make(*args) -> Graph:
+        dyn = tuple(a for i, a in enumerate(args) if i not in nums)
+        avals, treedef = _abstract_leaves(dyn, "make_graph")
+
+        def flat_f(leaves):
+            it = iter(tree.unflatten(treedef, leaves))
+            out = f(*[args[i] if i in nums else next(it) for i in range(len(args))])
+            return tree.leaves(out)
+
+        graph, hoisted = stage(flat_f, avals, fname)
+        if hoisted:
+            raise ValueError("make_graph: the function closes over values traced by an "
+                             "enclosing transform; make_graph shows closed functions only")
+        return graph
+
+    return make
+
+
+def eval_shape(f: Callable, *args: Any, **kwargs: Any) -> Any:
+    """The shapes and dtypes of ``f(*args, **kwargs)``, computing nothing.
+
+    Arguments are arrays or ``ShapeDtypeStruct``s (pytrees of them).
+
+    >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
+    >>> ft.eval_shape(lambda x: fnp.outer(x, x), ft.ShapeDtypeStruct((3,), mx.float32))
+    ShapeDtypeStruct(shape=(3, 3), dtype=mlx.core.float32)
+    """
+    avals, treedef = _abstract_leaves((args, kwargs), "eval_shape")
+    out_tree = []
+
+    def flat_f(leaves):
+        a, k = tree.unflatten(treedef, leaves)
+        leaves_out, out_tree_ = tree.flatten(f(*a, **k))
+        out_tree.append(out_tree_)
+        return leaves_out
+
+    graph, _ = stage(flat_f, avals, getattr(f, "__qualname__", repr(f)))
+    return tree.unflatten(out_tree[0], graph.out_avals)
