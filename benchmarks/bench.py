@@ -8,6 +8,16 @@
    ops vs ``mx.value_and_grad`` with mlx ops). Target: ftorch / raw <= 1.3.
 3. ``per_example``: per-example gradients of a 64-128-10 MLP over a batch
    of 64 (vmap of grad on both sides). Target: ftorch / raw <= 1.3.
+4. ``jit_step``: an SGD train step of the MLP of 2., ``ft.jit`` of it against
+   ``mx.compile`` of the same step written with ``mx.value_and_grad``.
+   Target: ftorch / raw <= 1.05.
+5. ``jit_per_example``: ``ft.jit(ft.vmap(ft.grad(loss)))`` against
+   ``mx.compile(mx.vmap(mx.grad(loss)))`` on the MLP of 3. Target <= 1.05.
+6. ``jit_overhead``: steady-state call of a jitted function of 10 tiny arrays
+   (``ft.jit`` vs ``mx.compile``), in microseconds per call. Target <= 2.
+7. ``trace_compile``: seconds to stage, simplify and compile (first call) the
+   forward and backward pass of a 4-layer transformer block stack, next to
+   the first call of ``mx.compile(mx.value_and_grad(...))``.
 
 Each benchmark warms up both sides, then alternates them round by round (so
 drifts in machine load hit both alike) and reports medians. The matmuls run
@@ -26,7 +36,8 @@ import ftorch.numpy as fnp
 from ftorch import _blas
 import mlx.core as mx
 
-TARGETS = {"chain": 1.2, "mlp": 1.3, "per_example": 1.3}
+TARGETS = {"chain": 1.2, "mlp": 1.3, "per_example": 1.3, "jit_step": 1.05,
+           "jit_per_example": 1.05, "jit_overhead": 2.0}
 
 
 # --- timing -------------------------------------------------------------------
@@ -58,7 +69,7 @@ def compare(name: str, raw, ours, warmup: int, rounds: int, budget_s: float) -> 
     r, o = statistics.median(t_raw) * 1e3, statistics.median(t_ours) * 1e3
     ratio = o / r
     ok = "ok" if ratio <= TARGETS[name] else "ABOVE TARGET"
-    print(f"{name:<6} raw {r:9.3f} ms   ftorch {o:9.3f} ms   ratio {ratio:5.2f}"
+    print(f"{name:<15} raw {r:9.3f} ms   ftorch {o:9.3f} ms   ratio {ratio:5.2f}"
           f"   (target <= {TARGETS[name]}: {ok}; {rounds} rounds)", flush=True)
     return {"raw_ms": r, "ftorch_ms": o, "ratio": ratio}
 
@@ -86,7 +97,8 @@ def chain_fns(n_ops: int = 300):
 # --- 2. MLP value_and_grad ----------------------------------------------------
 
 
-def mlp_fns(batch: int = 128, sizes=(784, 512, 512, 10)):
+def mlp_setup(batch: int = 128, sizes=(784, 512, 512, 10)):
+    """Parameters, data and a loss maker (``lib`` is mlx.core or ftorch.numpy)."""
     mx.random.seed(0)
     params = []
     for n_in, n_out in zip(sizes[:-1], sizes[1:]):
@@ -98,20 +110,19 @@ def mlp_fns(batch: int = 128, sizes=(784, 512, 512, 10)):
     mx.eval(params, x, onehot)
 
     def make_loss(lib):
-        lse = getattr(lib, "logsumexp", None)
-        mean = getattr(lib, "mean", None)
-
         def loss(params, x, onehot):
             h = x
             for layer in params[:-1]:
                 h = lib.maximum(h @ layer["w"] + layer["b"], 0.0)
             z = h @ params[-1]["w"] + params[-1]["b"]
-            # Logits stay small at this initialisation, so the plain form is safe.
-            norm = lse(z, axis=-1) if lse is not None else lib.log(lib.sum(lib.exp(z), axis=-1))
-            nll = norm - lib.sum(z * onehot, axis=-1)
-            return mean(nll) if mean is not None else lib.sum(nll) / nll.shape[0]
+            return lib.mean(lib.logsumexp(z, axis=-1) - lib.sum(z * onehot, axis=-1))
         return loss
 
+    return params, x, onehot, make_loss
+
+
+def mlp_fns():
+    params, x, onehot, make_loss = mlp_setup()
     raw_vg = mx.value_and_grad(make_loss(mx))
     ours_vg = ft.value_and_grad(make_loss(fnp))
 
@@ -129,10 +140,7 @@ def mlp_fns(batch: int = 128, sizes=(784, 512, 512, 10)):
     return raw, ours
 
 
-def per_example_fns(batch: int = 64, sizes=(64, 128, 10)):
-    """Per-example gradients of a small MLP: vmap of grad on both sides."""
-    from ftorch.transforms.vmap import vmap
-
+def per_example_setup(batch: int = 64, sizes=(64, 128, 10)):
     mx.random.seed(1)
     params = {"w1": mx.random.normal(sizes[:2]) * 0.1, "b1": mx.zeros((sizes[1],)),
               "w2": mx.random.normal(sizes[1:]) * 0.1}
@@ -147,12 +155,131 @@ def per_example_fns(batch: int = 64, sizes=(64, 128, 10)):
             return lib.logsumexp(z, axis=-1) - lib.sum(z * y, axis=-1)
         return loss
 
+    return params, x, onehot, make_loss
+
+
+def per_example_fns(jit: bool = False):
+    """Per-example gradients of a small MLP: vmap of grad on both sides."""
+    params, x, onehot, make_loss = per_example_setup()
     raw_pe = mx.vmap(mx.grad(make_loss(mx)), in_axes=(None, 0, 0))
-    ours_pe = vmap(ft.grad(make_loss(fnp)), in_axes=(None, 0, 0))
-    for k, v in raw_pe(params, x, onehot).items():
-        assert mx.allclose(v, ours_pe(params, x, onehot)[k], rtol=1e-3, atol=1e-5).item()
+    ours_pe = ft.vmap(ft.grad(make_loss(fnp)), in_axes=(None, 0, 0))
+    if jit:
+        raw_pe, ours_pe = mx.compile(raw_pe), ft.jit(ours_pe)
+    _check_close(raw_pe(params, x, onehot), ours_pe(params, x, onehot))
     return (lambda: mx.eval(raw_pe(params, x, onehot)),
             lambda: mx.eval(ours_pe(params, x, onehot)))
+
+
+def _check_close(raw, ours) -> None:
+    """Both sides compute the same numbers."""
+    for a, b in zip(ft.tree.leaves(raw), ft.tree.leaves(ours)):
+        assert mx.allclose(a, b, rtol=1e-3, atol=1e-5).item(), (a, b)
+
+
+# --- 4.-7. jit ----------------------------------------------------------------
+
+
+def jit_step_fns(lr: float = 0.01):
+    from mlx.utils import tree_map
+
+    params, x, onehot, make_loss = mlp_setup()
+
+    def make_step(value_and_grad, tmap, lib):
+        vg = value_and_grad(make_loss(lib))
+
+        def step(params, x, onehot):
+            loss, grads = vg(params, x, onehot)
+            return loss, tmap(lambda p, g: p - lr * g, params, grads)
+        return step
+
+    raw = mx.compile(make_step(mx.value_and_grad, tree_map, mx))
+    ours = ft.jit(make_step(ft.value_and_grad, ft.tree.map, fnp))
+    _check_close(raw(params, x, onehot), ours(params, x, onehot))
+    return lambda: mx.eval(raw(params, x, onehot)), lambda: mx.eval(ours(params, x, onehot))
+
+
+def jit_overhead_fns(n_args: int = 10, calls: int = 100):
+    """``calls`` calls per timing (one call is a few microseconds); results
+    are evaluated once at the end, so the time is the call path."""
+    xs = [mx.full((2,), float(i)) for i in range(n_args)]
+    mx.eval(xs)
+
+    def make(lib):
+        def f(*xs):
+            total = xs[0]
+            for x in xs[1:]:
+                total = lib.add(total, x)
+            return total
+        return f
+
+    raw, ours = mx.compile(make(mx)), ft.jit(make(fnp))
+    _check_close(raw(*xs), ours(*xs))
+
+    def run(g):
+        def timed():
+            outs = [g(*xs) for _ in range(calls)]
+            mx.eval(outs)
+        return timed
+    return run(raw), run(ours)
+
+
+def transformer_setup(layers: int = 4, seq: int = 64, dim: int = 128, heads: int = 4):
+    mx.random.seed(2)
+    s = dim ** -0.5
+    params = [{"qkv": mx.random.normal((dim, 3 * dim)) * s, "out": mx.random.normal((dim, dim)) * s,
+               "up": mx.random.normal((dim, 4 * dim)) * s,
+               "down": mx.random.normal((4 * dim, dim)) * s / 2,
+               "g1": mx.ones((dim,)), "g2": mx.ones((dim,))} for _ in range(layers)]
+    x = mx.random.normal((seq, dim))
+    mask = mx.triu(mx.full((seq, seq), -1e9), k=1)
+    mx.eval(params, x, mask)
+
+    def make_loss(lib, softmax):
+        def norm(h, g):
+            mu = lib.mean(h, axis=-1, keepdims=True)
+            var = lib.mean(lib.square(h - mu), axis=-1, keepdims=True)
+            return (h - mu) * lib.rsqrt(var + 1e-5) * g
+
+        def block(p, h):
+            q, k, v = lib.split(norm(h, p["g1"]) @ p["qkv"], 3, axis=-1)
+            q, k, v = (lib.transpose(lib.reshape(t, (seq, heads, dim // heads)), (1, 0, 2))
+                       for t in (q, k, v))
+            a = softmax(q @ lib.swapaxes(k, -1, -2) * (dim // heads) ** -0.5 + mask, -1)
+            o = lib.reshape(lib.transpose(a @ v, (1, 0, 2)), (seq, dim))
+            h = h + o @ p["out"]
+            u = norm(h, p["g2"]) @ p["up"]
+            return h + lib.maximum(u, 0.0) @ p["down"]
+
+        def loss(params, x):
+            h = x
+            for p in params:
+                h = block(p, h)
+            return lib.mean(lib.square(h))
+        return loss
+
+    return params, x, make_loss
+
+
+def trace_compile_times() -> dict:
+    """Seconds to the first result of a jitted 4-layer transformer forward+backward."""
+    from ftorch.nn.functional import softmax
+
+    params, x, make_loss = transformer_setup()
+    ours_loss = make_loss(fnp, softmax)
+    t = time.perf_counter()
+    graph = ft.make_graph(ft.value_and_grad(ours_loss))(params, x)
+    stage_s = time.perf_counter() - t
+    t = time.perf_counter()
+    mx.eval(ft.jit(ft.value_and_grad(ours_loss))(params, x))
+    ours_s = time.perf_counter() - t
+    t = time.perf_counter()
+    raw = mx.compile(mx.value_and_grad(make_loss(mx, lambda a, axis: mx.softmax(a, axis=axis))))
+    mx.eval(raw(params, x))
+    raw_s = time.perf_counter() - t
+    print(f"{'trace_compile':<15} raw first call {raw_s:6.2f} s   ftorch first call {ours_s:6.2f} s"
+          f" (staging alone {stage_s:.3f} s, {len(graph.eqns)} equations)", flush=True)
+    return {"raw_first_call_s": raw_s, "ftorch_first_call_s": ours_s, "ftorch_stage_s": stage_s,
+            "equations": len(graph.eqns)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -171,6 +298,14 @@ def main(argv: list[str] | None = None) -> int:
     compare("chain", *chain_fns(), warmup=warmup * 3, rounds=rounds * 3, budget_s=budget)
     compare("mlp", *mlp_fns(), warmup=warmup, rounds=rounds, budget_s=budget)
     compare("per_example", *per_example_fns(), warmup=warmup, rounds=rounds, budget_s=budget)
+    compare("jit_step", *jit_step_fns(), warmup=warmup, rounds=rounds, budget_s=budget)
+    compare("jit_per_example", *per_example_fns(jit=True), warmup=warmup, rounds=rounds,
+            budget_s=budget)
+    r = compare("jit_overhead", *jit_overhead_fns(), warmup=warmup, rounds=rounds,
+                budget_s=budget)
+    print(f"{'':<15} per call: mx.compile {r['raw_ms'] * 10:.1f} us, ft.jit "
+          f"{r['ftorch_ms'] * 10:.1f} us")
+    trace_compile_times()
     print(f"total {time.perf_counter() - start:.1f} s")
     return 0
 

@@ -384,6 +384,15 @@ def _matmul_vjp(ct, out, a, b):
         # The common case: two matmuls with transposed views, no einsum parsing.
         return (unbroadcast(matmul_p.bind(ct, fnp.swapaxes(b, -1, -2)), a),
                 unbroadcast(matmul_p.bind(fnp.swapaxes(a, -1, -2), ct), b))
+    # Vector-matrix products (per-example gradients hit them under vmap):
+    # the outer product as a matmul with an inner size of 1 batches into one
+    # BLAS call, where an einsum would become a broadcast multiply.
+    if len(sa) == 1 and len(sb) == 2:
+        return (unbroadcast(matmul_p.bind(b, ct), a),
+                unbroadcast(matmul_p.bind(fnp.expand_dims(a, 1), fnp.expand_dims(ct, 0)), b))
+    if len(sa) == 2 and len(sb) == 1:
+        return (unbroadcast(matmul_p.bind(fnp.expand_dims(ct, 1), fnp.expand_dims(b, 0)), a),
+                unbroadcast(matmul_p.bind(ct, a), b))
     spec = _matmul_spec(sa, sb)
     return _operand_ct(ct, (a, b), spec, 0), _operand_ct(ct, (a, b), spec, 1)
 

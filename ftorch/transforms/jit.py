@@ -300,12 +300,6 @@ def _arg_names(f: Callable, nargs: int) -> list[str]:
     return [params[i].name if i < len(params) else f"args[{i}]" for i in range(nargs)]
 
 
-class _Signature:
-    """How one call splits into static values and array leaves."""
-
-    __slots__ = ("key", "leaves", "treedef", "names")
-
-
 def jit(
     f: Callable,
     static_argnums: int | Sequence[int] = (),
@@ -345,54 +339,67 @@ def jit(
     cache: dict[tuple, tuple[Graph, Any]] = {}
     last_keys: list[tuple] = []
 
-    def split(args: tuple, kwargs: dict) -> _Signature:
+    def split(args: tuple, kwargs: dict) -> tuple[tuple, list, Any]:
+        """(cache key, array leaves, their treedef) of one call."""
+        if nums or names:
+            statics = _statics(args, kwargs)
+            args = tuple(a for i, a in enumerate(args) if i not in nums)
+            kwargs = {k: v for k, v in kwargs.items() if k not in names}
+        else:
+            statics = ()
+        leaves, treedef = tree.flatten((args, kwargs))
+        try:  # the common case: every leaf an mx.array
+            avals = tuple([(x.shape, x.dtype) for x in leaves if type(x) is mx.array])
+        except AttributeError:
+            avals = ()
+        if len(avals) != len(leaves):
+            avals = _leaf_avals(leaves, treedef, statics)
+        return (treedef, statics, avals), leaves, treedef
+
+    def _statics(args: tuple, kwargs: dict) -> tuple:
         for i in nums:
             if i >= len(args) and _arg_names(f, i + 1)[i] not in kwargs:
                 raise ValueError(f"jit: static_argnums contains {i}, but {fname!r} was called "
                                  f"with {len(args)} positional arguments")
         statics = tuple((i, args[i]) for i in nums if i < len(args)) + tuple(
             sorted((k, v) for k, v in kwargs.items() if k in names))
-        try:
-            hash(statics)
-        except TypeError:
-            bad = next(k for k, v in statics if not _hashable(v))
-            raise TypeError(f"jit: static argument {bad!r} of {fname!r} must be hashable, "
-                            f"got {type(dict(statics)[bad]).__name__}") from None
-        dyn_args = tuple(a for i, a in enumerate(args) if i not in nums)
-        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in names}
-        leaves, treedef = tree.flatten((dyn_args, dyn_kwargs))
-        sig = _Signature()
-        sig.leaves, sig.treedef = leaves, treedef
+        for k, v in statics:
+            if not _hashable(v):
+                raise TypeError(f"jit: static argument {k!r} of {fname!r} must be hashable, "
+                                f"got {type(v).__name__}")
+        return statics
+
+    def _leaf_avals(leaves: list, treedef: Any, statics: tuple) -> tuple:
+        """Shapes and dtypes of leaves that are not all mx.arrays (NumPy
+        arrays are converted in place; tracers have theirs)."""
         avals = []
         for i, leaf in enumerate(leaves):
-            if type(leaf) is mx.array:
-                avals.append((leaf.shape, leaf.dtype))
-                continue
             if isinstance(leaf, np.ndarray):
                 leaf = leaves[i] = mx.array(leaf)
-            elif not isinstance(leaf, Tracer):
-                path = treedef.paths()[i]
+            elif not isinstance(leaf, (mx.array, Tracer)):
+                nargs = max([len(treedef.children()[0].children())] + [
+                    k + 1 for k, _ in statics if isinstance(k, int)])
+                static = tuple(k for k, _ in statics if isinstance(k, int))
+                name = _leaf_name(f, nargs, static, treedef.paths()[i])
                 raise TypeError(
-                    f"jit: {_leaf_name(f, args, nums, path)} of {fname!r} is a "
-                    f"{type(leaf).__name__} ({leaf!r}), not an array. Pass it as an array "
-                    "(mx.array(...)) to trace it, or mark it static with static_argnums= / "
-                    "static_argnames= to compile one version per value.")
+                    f"jit: {name} of {fname!r} is {leaf!r} of type {type(leaf).__name__}, not an "
+                    "array. Pass it as an array (mx.array(...)) to trace it, or mark it static "
+                    "with static_argnums= / static_argnames= to compile one version per value.")
             a = aval_of(leaf)
             avals.append((a.shape, a.dtype))
-        sig.key = (treedef, statics, tuple(avals))
-        return sig
+        return tuple(avals)
 
-    def trace(args: tuple, kwargs: dict, sig: _Signature) -> tuple[Graph, list, Any]:
-        _log_trace(fname, sig.key, last_keys)
+    def trace(nargs: int, key: tuple, treedef: Any) -> tuple[Graph, list, Any]:
+        _log_trace(fname, key, last_keys)
         jitted.trace_count += 1
-        static_args = dict(sig.key[1])
+        static_args = dict(key[1])
         out_info = []
 
         def flat_f(leaves):
-            dyn_args, dyn_kwargs = tree.unflatten(sig.treedef, leaves)
+            dyn_args, dyn_kwargs = tree.unflatten(treedef, leaves)
             it = iter(dyn_args)
             full_args = [static_args[i] if i in static_args else next(it)
-                         for i in range(len(args))]
+                         for i in range(nargs)]
             full_kwargs = {**dyn_kwargs, **{k: v for k, v in static_args.items()
                                             if isinstance(k, str)}}
             out = f(*full_args, **full_kwargs)
@@ -404,22 +411,20 @@ def jit(
             out_info.append(out_tree)
             return [mx.array(x) if isinstance(x, np.ndarray) else x for x in out_leaves]
 
-        in_names = [_leaf_name(f, args, nums, p) for p in sig.treedef.paths()]
-        graph, hoisted = stage(flat_f, [ShapeDtypeStruct(*a) for a in sig.key[2]], fname,
-                               in_names)
+        in_names = [_leaf_name(f, nargs, nums, p) for p in treedef.paths()]
+        graph, hoisted = stage(flat_f, [ShapeDtypeStruct(*a) for a in key[2]], fname, in_names)
         return simplify(graph), hoisted, out_info[0]
 
     def jitted(*args, **kwargs):
-        sig = split(args, kwargs)
-        entry = cache.get(sig.key)
+        key, leaves, treedef = split(args, kwargs)
+        entry = cache.get(key)
         if entry is None:
-            graph, hoisted, out_tree = trace(args, kwargs, sig)
+            graph, hoisted, out_tree = trace(len(args), key, treedef)
             if hoisted:  # closes over tracers of enclosing transforms: valid for this call only
-                outs = jit_p.bind(*hoisted, *sig.leaves, graph=graph)
-                return tree.unflatten(out_tree, outs)
-            entry = cache[sig.key] = (graph, out_tree)
+                return tree.unflatten(out_tree, jit_p.bind(*hoisted, *leaves, graph=graph))
+            entry = cache[key] = (graph, out_tree)
         graph, out_tree = entry
-        return tree.unflatten(out_tree, jit_p.bind(*sig.leaves, graph=graph))
+        return tree.unflatten(out_tree, jit_p.bind(*leaves, graph=graph))
 
     jitted.trace_count = 0
     jitted.cache_size = lambda: len(cache)
@@ -441,15 +446,17 @@ def _hashable(v: Any) -> bool:
         return False
 
 
-def _leaf_name(f: Callable, args: tuple, static: tuple, path: tuple) -> str:
-    """'argument x[0]['w']' for a leaf path of ((dyn_args, dyn_kwargs))."""
-    if not path:
+def _leaf_name(f: Callable, nargs: int, static: tuple, path: tuple) -> str:
+    """'argument x[0]['w']' for a leaf path of ((dyn_args, dyn_kwargs)) of a
+    call with ``nargs`` positional arguments, ``static`` of them static."""
+    if len(path) < 2:
         return "an argument"
     if path[0] == 1:  # keyword argument
         return f"argument {path[1]}" + "".join(f"[{p!r}]" for p in path[2:])
-    dyn = [i for i in range(len(args)) if i not in static]
-    i = dyn[path[1]] if len(path) > 1 and path[1] < len(dyn) else 0
-    return f"argument {_arg_names(f, len(args))[i]}" + "".join(f"[{p!r}]" for p in path[2:])
+    dyn = [i for i in range(nargs) if i not in static]
+    i = dyn[path[1]] if path[1] < len(dyn) else path[1]
+    return f"argument {_arg_names(f, max(nargs, i + 1))[i]}" + "".join(
+        f"[{p!r}]" for p in path[2:])
 
 
 def _log_trace(fname: str, key: tuple, last_keys: list) -> None:
