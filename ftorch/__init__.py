@@ -12,7 +12,7 @@ from ftorch import _blas
 _blas.load()
 
 from ftorch import tree
-from ftorch.core import ShapeDtypeStruct
+from ftorch.core import LeakedTracerError, ShapeDtypeStruct
 from ftorch.transforms import (
     grad,
     hessian,
@@ -28,6 +28,7 @@ from ftorch.transforms import (
     vmap,
 )
 from ftorch.config import config
+from ftorch.transforms.jit import ConcretizationError
 from ftorch import numpy
 from ftorch.primitives.elementwise import stop_gradient
 from ftorch import nn
@@ -37,7 +38,7 @@ __version__ = "0.1.0"
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "vmap",
     "jit", "make_graph", "eval_shape", "config", "stop_gradient", "tree", "numpy", "nn",
-    "ShapeDtypeStruct", "info",
+    "ShapeDtypeStruct", "ConcretizationError", "LeakedTracerError", "info",
 ]
 
 

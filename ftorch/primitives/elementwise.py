@@ -138,8 +138,8 @@ def round(x: Any, decimals: int = 0) -> Any:
     """Round to ``decimals`` places (half to even), as ``numpy.round``.
 
     >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.round(mx.array([0.5, 1.26]), 1).tolist()
-    [0.5, 1.2999999523162842]
+    >>> fnp.round(mx.array([0.5, 1.5, 2.7])).tolist()
+    [0.0, 2.0, 3.0]
     """
     return round_p.bind(x, decimals=decimals)
 
@@ -150,10 +150,11 @@ def round(x: Any, decimals: int = 0) -> Any:
 
 
 def _binary_doc(name: str) -> str:
+    args = "[1, 2]), mx.array(3)" if name.startswith("bitwise") else "[1.0, 2.0]), mx.array(3.0)"
     return (
         f"Elementwise ``{name}`` with NumPy broadcasting, as ``numpy.{name}``.\n\n"
         f"    >>> import ftorch.numpy as fnp, mlx.core as mx\n"
-        f"    >>> fnp.{name}(mx.array([1.0, 2.0]), mx.array(3.0)).shape\n"
+        f"    >>> fnp.{name}(mx.array({args}).shape\n"
         f"    (2,)\n"
     )
 

@@ -252,8 +252,8 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -
     >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
     >>> ft.grad(fnp.sin)(mx.array(0.0)).item()
     1.0
-    >>> ft.grad(ft.grad(fnp.sin))(mx.array(0.0)).item()
-    0.0
+    >>> ft.grad(ft.grad(fnp.cos))(mx.array(0.0)).item()
+    -1.0
     """
     vg = value_and_grad(f, argnums, has_aux)
 
