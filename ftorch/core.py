@@ -62,6 +62,10 @@ class Primitive:
       A tangent of ``None`` is a symbolic zero; the rule may return ``None``.
     - ``vjp(ct, out, *primals, **params) -> tuple``: reverse mode, one
       cotangent (or ``None`` for zero / not differentiable) per primal.
+    - ``vjp_fwd(primals, **params) -> (out, residuals, vjp_params)``: optional,
+      for primitives whose VJP needs more than their inputs (``jit``'s
+      intermediate values): reverse mode then runs it instead of ``impl`` and
+      calls ``vjp(ct, out, *residuals, **vjp_params)``.
     - ``batch(args, dims, **params) -> (out, out_dim)``: vmap's rule.
     - ``abstract_eval(*avals, **params)``: the shape/dtype rule. By default it
       runs ``impl`` on lazy MLX placeholders, which computes nothing (MLX is
@@ -72,7 +76,7 @@ class Primitive:
     """
 
     __slots__ = (
-        "name", "impl", "jvp", "vjp", "batch", "_abstract_eval", "multiple_results",
+        "name", "impl", "jvp", "vjp", "vjp_fwd", "batch", "_abstract_eval", "multiple_results",
     )
 
     def __init__(
@@ -92,6 +96,7 @@ class Primitive:
         self.impl = impl
         self.jvp = jvp
         self.vjp = vjp
+        self.vjp_fwd = None
         self.batch = batch
         self._abstract_eval = abstract_eval
         self.multiple_results = multiple_results

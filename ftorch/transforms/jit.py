@@ -29,10 +29,21 @@ from typing import Any
 import mlx.core as mx
 import numpy as np
 
+from ftorch import numpy as fnp
 from ftorch import tree
 from ftorch.config import config
 from ftorch.core import Primitive, ShapeDtypeStruct, Trace, Tracer, aval_of, new_main
-from ftorch.graph import Eqn, Graph, Literal, Var, aval_of_atom, evaluate, format_aval, simplify
+from ftorch.graph import (
+    Eqn,
+    Graph,
+    Literal,
+    Var,
+    aval_of_atom,
+    dce,
+    evaluate,
+    format_aval,
+    simplify,
+)
 from ftorch.transforms.jvp import jvp_flat
 from ftorch.transforms.vjp import vjp_flat
 from ftorch.transforms.vmap import batch_flat
@@ -234,26 +245,71 @@ def _jit_jvp(primals, tangents, graph):
     return outs[:n_out], [next(it) if nz else None for nz in nonzero]
 
 
+def _split_vjp(graph: Graph) -> tuple[Graph, Graph, list[bool]]:
+    """The forward graph (inputs -> outputs and residuals) and the backward
+    graph (residuals and output cotangents -> input cotangents) of ``graph``.
+
+    Both come from one joint graph of the forward and backward passes: its
+    equations that do not depend on a cotangent form the forward graph, and
+    the forward values the others use are the residuals. The backward pass
+    thus reuses the forward's intermediates instead of recomputing them."""
+    entry = graph.derived.get("vjp")
+    if entry is not None:
+        return entry
+    n_in, nonzero = len(graph.in_vars), []
+
+    def flat_f(leaves):
+        outs, pullback, _ = vjp_flat(lambda xs: (evaluate(graph, xs), None), leaves[:n_in])
+        in_cts = pullback(list(leaves[n_in:]))
+        nonzero.extend(c is not None for c in in_cts)
+        return outs + [c for c in in_cts if c is not None]
+
+    joint, hoisted = stage(flat_f, graph.in_avals + graph.out_avals, "vjp of a jitted function")
+    assert not hoisted, "graphs close over no tracers"
+    joint = simplify(joint)
+    primals, cts = joint.in_vars[:n_in], joint.in_vars[n_in:]
+    n_out = len(graph.outs)
+    on_ct_path = {id(v) for v in cts}
+    fwd_eqns, bwd_eqns = [], []
+    for eqn in joint.eqns:
+        if any(id(a) in on_ct_path for a in eqn.inputs):
+            on_ct_path.update(id(v) for v in eqn.outs)
+            bwd_eqns.append(eqn)
+        else:
+            fwd_eqns.append(eqn)
+    # Residuals: forward values (not constants) that the backward pass reads.
+    const_ids = {id(v) for v in joint.const_vars}
+    residuals, seen = [], set()
+    for a in [a for e in bwd_eqns for a in e.inputs] + joint.outs[n_out:]:
+        if (isinstance(a, Var) and id(a) not in on_ct_path and id(a) not in const_ids
+                and id(a) not in seen):
+            seen.add(id(a))
+            residuals.append(a)
+    fwd = dce(Graph(primals, joint.const_vars, joint.consts, fwd_eqns,
+                    joint.outs[:n_out] + residuals))
+    bwd = dce(Graph(residuals + cts, joint.const_vars, joint.consts, bwd_eqns,
+                    joint.outs[n_out:]))
+    entry = graph.derived["vjp"] = (fwd, bwd, nonzero)
+    return entry
+
+
+def _jit_vjp_fwd(primals, graph):
+    fwd, bwd, nonzero = _split_vjp(graph)
+    results = jit_p.bind(*primals, graph=fwd)
+    n_out = len(graph.outs)
+    return results[:n_out], results[n_out:], {"graph": bwd, "nonzero": tuple(nonzero)}
+
+
 @jit_p.def_vjp
-def _jit_vjp(cts, out, *primals, graph):
-    # The backward graph recomputes the forward values it needs (DCE keeps
-    # only those); mx.compile fuses the recomputation.
-    mask = tuple(c is not None for c in cts)
-    n_in = len(primals)
+def _jit_vjp(cts, out, *residuals, graph, nonzero):
+    # Cotangents that are symbolic zeros are passed as zeros: the backward
+    # graph was built for all outputs at once.
+    cts = [fnp.zeros_like(o) if c is None else c for c, o in zip(cts, out)]
+    in_cts = iter(jit_p.bind(*residuals, *cts, graph=graph))
+    return tuple(next(in_cts) if nz else None for nz in nonzero)
 
-    def make(info):
-        def flat_f(leaves):
-            outs, pullback, _ = vjp_flat(lambda xs: (evaluate(graph, xs), None), leaves[:n_in])
-            it = iter(leaves[n_in:])
-            in_cts = pullback([next(it) if m else None for m in mask])
-            info.append([c is not None for c in in_cts])
-            return [c for c in in_cts if c is not None]
-        return graph.in_avals + [a for a, m in zip(graph.out_avals, mask) if m], flat_f
 
-    derived, nonzero = _derive(graph, ("vjp", mask), make)
-    in_cts = jit_p.bind(*primals, *[c for c in cts if c is not None], graph=derived)
-    it = iter(in_cts)
-    return tuple(next(it) if nz else None for nz in nonzero)
+jit_p.vjp_fwd = _jit_vjp_fwd
 
 
 @jit_p.def_batch

@@ -27,12 +27,12 @@ _sequence = itertools.count()
 class Node:
     """One primitive application on the tape (``prim is None`` for an input)."""
 
-    __slots__ = ("prim", "params", "primals", "out", "parents", "seq")
+    __slots__ = ("prim", "params", "saved", "out", "parents", "seq")
 
-    def __init__(self, prim, params, primals, out, parents):
+    def __init__(self, prim, params, saved, out, parents):
         self.prim = prim
         self.params = params
-        self.primals = primals
+        self.saved = saved  # what the VJP rule takes: the primals, or vjp_fwd's residuals
         self.out = out
         self.parents = parents  # per input: (Node, output index) or None
         self.seq = next(_sequence)  # creation order is a topological order
@@ -71,13 +71,17 @@ class VJPTrace(Trace):
 
     def process_primitive(self, prim, tracers, params):
         primals = [t.primal for t in tracers]
-        out = prim.bind(*primals, **params)
         parents = [None if t.node is None else (t.node, t.index) for t in tracers]
         if all(p is None for p in parents):
-            return out  # constant in this transform
+            return prim.bind(*primals, **params)  # constant in this transform
         if prim.vjp is None:
             raise NotImplementedError(f"primitive {prim.name!r} has no VJP rule")
-        node = Node(prim, params, primals, out, parents)
+        if prim.vjp_fwd is None:
+            out = prim.bind(*primals, **params)
+            node = Node(prim, params, primals, out, parents)
+        else:
+            out, residuals, vjp_params = prim.vjp_fwd(primals, **params)
+            node = Node(prim, vjp_params, residuals, out, parents)
         if prim.multiple_results:
             return [VJPTracer(self, o, node, i) for i, o in enumerate(out)]
         return VJPTracer(self, out, node)
@@ -115,7 +119,7 @@ def backward(roots: list, cotangents: list, inputs: list[Node]) -> list:
         if cts is None:
             continue
         ct = cts if node.prim.multiple_results else cts[0]
-        cts_in = node.prim.vjp(ct, node.out, *node.primals, **node.params)
+        cts_in = node.prim.vjp(ct, node.out, *node.saved, **node.params)
         for parent, ct_in in zip(node.parents, cts_in):
             if parent is not None and ct_in is not None:
                 accumulate(parent[0], parent[1], ct_in)
