@@ -262,8 +262,9 @@ def cse(graph: Graph) -> Graph:
         inputs = [sub(a) for a in eqn.inputs]
         key = None
         try:
-            key = (eqn.prim, tuple(("lit", type(a.value), a.value) if isinstance(a, Literal)
-                                   else id(a) for a in inputs),
+            # Literals by type and repr: 0.0 == -0.0, yet they differ.
+            key = (eqn.prim, tuple(("lit", type(a.value), repr(a.value))
+                                   if isinstance(a, Literal) else id(a) for a in inputs),
                    tuple(sorted(eqn.params.items())))
             hash(key)
         except TypeError:  # unhashable params: never merged

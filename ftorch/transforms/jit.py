@@ -341,6 +341,14 @@ def _normalize_static(f: Callable, static_argnums, static_argnames) -> tuple[tup
         params = []
     positional = [p.name for p in params
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    for i in nums:
+        if not isinstance(i, int):
+            raise TypeError(f"jit: static_argnums must be ints, got {i!r}")
+        if i < 0 and -i > len(positional):
+            raise ValueError(
+                f"jit: static_argnums entry {i} is out of range for a function with "
+                f"{len(positional)} positional parameters")
+    nums = tuple(i % len(positional) if i < 0 else i for i in nums)
     # A static argument may be given by position or by name, as in JAX.
     nums += tuple(positional.index(n) for n in names if n in positional)
     names += tuple(positional[i] for i in nums if 0 <= i < len(positional))
@@ -391,12 +399,16 @@ def jit(
         if not isinstance(n, int) or n in nums:
             raise ValueError(f"jit: donate_argnums entry {n!r} must be the index of a "
                              "non-static positional argument")
+    donate_max = max((n if n >= 0 else -n - 1 for n in donate), default=-1)
     fname = getattr(f, "__qualname__", repr(f))
     cache: dict[tuple, tuple[Graph, Any]] = {}
     last_keys: list[tuple] = []
 
     def split(args: tuple, kwargs: dict) -> tuple[tuple, list, Any]:
         """(cache key, array leaves, their treedef) of one call."""
+        if donate_max >= len(args):
+            raise ValueError(f"jit: donate_argnums={donate!r} is out of range for a call of "
+                             f"{fname!r} with {len(args)} positional arguments")
         if nums or names:
             statics = _statics(args, kwargs)
             args = tuple(a for i, a in enumerate(args) if i not in nums)
@@ -417,9 +429,11 @@ def jit(
             if i >= len(args) and _arg_names(f, i + 1)[i] not in kwargs:
                 raise ValueError(f"jit: static_argnums contains {i}, but {fname!r} was called "
                                  f"with {len(args)} positional arguments")
-        statics = tuple((i, args[i]) for i in nums if i < len(args)) + tuple(
-            sorted((k, v) for k, v in kwargs.items() if k in names))
-        for k, v in statics:
+        # Keyed with their types too: 2 and 2.0 are equal but trace differently.
+        statics = tuple((i, type(args[i]), args[i]) for i in nums if i < len(args)) + tuple(
+            sorted(((k, type(v), v) for k, v in kwargs.items() if k in names),
+                   key=lambda e: e[0]))
+        for k, _, v in statics:
             if not _hashable(v):
                 raise TypeError(f"jit: static argument {k!r} of {fname!r} must be hashable, "
                                 f"got {type(v).__name__}")
@@ -434,8 +448,8 @@ def jit(
                 leaf = leaves[i] = mx.array(leaf)
             elif not isinstance(leaf, (mx.array, Tracer)):
                 nargs = max([len(treedef.children()[0].children())] + [
-                    k + 1 for k, _ in statics if isinstance(k, int)])
-                static = tuple(k for k, _ in statics if isinstance(k, int))
+                    k + 1 for k, _, _ in statics if isinstance(k, int)])
+                static = tuple(k for k, _, _ in statics if isinstance(k, int))
                 name = _leaf_name(f, nargs, static, treedef.paths()[i])
                 raise TypeError(
                     f"jit: {name} of {fname!r} is {leaf!r} of type {type(leaf).__name__}, not an "
@@ -448,7 +462,7 @@ def jit(
     def trace(nargs: int, key: tuple, treedef: Any) -> tuple[Graph, list, Any]:
         _log_trace(fname, key, last_keys)
         jitted.trace_count += 1
-        static_args = dict(key[1])
+        static_args = {k: v for k, _, v in key[1]}
         out_info = []
 
         def flat_f(leaves):
@@ -530,7 +544,10 @@ def _retrace_reason(key: tuple, previous: list) -> str:
     if treedef != last[0]:
         return f"argument structure changed: {last[0]} -> {treedef}"
     if statics != last[1]:
-        return f"static arguments changed: {last[1]} -> {statics}"
+        def show(st):
+            return ", ".join(f"{'argument ' if isinstance(k, int) else ''}{k}={v!r}"
+                             for k, _, v in st)
+        return f"static arguments changed: {show(last[1])} -> {show(statics)}"
     changed = [f"leaf {i}: {format_aval(ShapeDtypeStruct(*a))} -> "
                f"{format_aval(ShapeDtypeStruct(*b))}"
                for i, (a, b) in enumerate(zip(last[2], avals)) if a != b]
