@@ -72,8 +72,8 @@ class Graph:
     versions), and ``lowered`` its compiled MLX function.
     """
 
-    __slots__ = ("in_vars", "const_vars", "consts", "eqns", "outs", "derived", "_lowered",
-                 "__weakref__")
+    # Graphs are primitive params, hashed and compared by identity (the default).
+    __slots__ = ("in_vars", "const_vars", "consts", "eqns", "outs", "derived", "_lowered")
 
     def __init__(self, in_vars: list[Var], const_vars: list[Var], consts: list,
                  eqns: list[Eqn], outs: list):
@@ -98,12 +98,6 @@ class Graph:
 
     def __str__(self) -> str:
         return format_graph(self)
-
-    def __hash__(self) -> int:  # graphs are primitive params: compared by identity
-        return id(self)
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
 
     @property
     def lowered(self) -> Callable:

@@ -20,13 +20,7 @@ def _jit_rule_cases_uncompiled(request):
     Compiled execution is checked in tests/test_jit.py."""
     callspec = getattr(request.node, "callspec", None)
     case = callspec.params.get("case") if callspec is not None else None
-    if getattr(case, "prim", None) != "jit":
-        yield
-        return
-    import mlx.core as mx  # here: ftorch must be imported before mlx.core
+    from harness import compiler_off  # here: ftorch must be imported before mlx.core
 
-    mx.disable_compile()
-    try:
+    with compiler_off(getattr(case, "prim", None) == "jit"):
         yield
-    finally:
-        mx.enable_compile()

@@ -16,6 +16,7 @@ The checks:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
 from typing import Any
@@ -105,6 +106,20 @@ def broadcastable(draw, n: int = 2, lo: float = -3.0, hi: float = 3.0, max_dims:
 # ----------------------------------------------------------------------------
 # Plumbing
 # ----------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def compiler_off(off: bool = True):
+    """MLX's compiler off for the block (``off=False``: left as it is). Tests
+    of graph logic use it: on CPU each new fused kernel costs a g++ run."""
+    if not off:
+        yield
+        return
+    mx.disable_compile()
+    try:
+        yield
+    finally:
+        mx.enable_compile()
 
 
 def to_mx(args: tuple, dtype=mx.float64) -> tuple:

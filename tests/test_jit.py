@@ -8,7 +8,6 @@ that only check graph logic (printing, passes, errors raised while staging,
 higher-order compositions) turn MLX's compiler off, and say so.
 """
 
-import contextlib
 import logging
 import os
 import re
@@ -17,7 +16,7 @@ import mlx.core as mx
 import numpy as np
 import pytest
 from cases import CASES
-from harness import to_mx
+from harness import compiler_off, to_mx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,25 +32,12 @@ from ftorch.transforms.jit import ConcretizationError
 # ----------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _compiling(on):
-    """MLX's compiler on (as it is) or off for the block."""
-    if on:
-        yield
-        return
-    mx.disable_compile()
-    try:
-        yield
-    finally:
-        mx.enable_compile()
-
-
 @pytest.fixture
 def uncompiled():
     """MLX's compiler off, for tests of graph logic rather than compiled
     execution (staging, printing, passes, errors): each new fused kernel
     would otherwise cost a g++ run."""
-    with _compiling(False):
+    with compiler_off():
         yield
 
 
@@ -362,7 +348,7 @@ COMPOSITIONS = [
 @pytest.mark.parametrize("compiled, transformed, eager", [c[1:] for c in COMPOSITIONS],
                          ids=[c[0] for c in COMPOSITIONS])
 def test_composition_matches_eager(compiled, transformed, eager):
-    with _compiling(compiled):
+    with compiler_off(not compiled):
         assert_same(transformed(), eager(), rtol=1e-5, atol=1e-6)
 
 
@@ -397,7 +383,7 @@ def test_jit_closing_over_outer_grad_tracer():
     assert_same(ft.grad(loss)(w0), x0)
     assert jitted[-1].cache_size() == 0  # closes over a tracer: valid for one call only
     # Closed-over tracers are hoisted to graph inputs, so every transform sees them.
-    with _compiling(False):  # graph logic: more derived graphs, each its own kernels
+    with compiler_off():  # graph logic: more derived graphs, each its own kernels
         # Second order through the hoisted tracer: d/dw sum(x * w**2) = 2 x w.
         h = ft.grad(lambda w: ft.jit(lambda x: fnp.sum(x * w * w))(x0))(w0)
         assert_same(h, 2 * x0 * w0)
@@ -423,7 +409,7 @@ def test_jit_pytree_args_and_outputs():
     # Another structure (a list in place of a tuple) is another trace.
     assert_same(jf(params, list(batch)), out)
     assert jf.trace_count == 2
-    with _compiling(False):  # graph logic: the VJP of a graph with pytree inputs
+    with compiler_off():  # graph logic: the VJP of a graph with pytree inputs
 
         def loss(p):
             out = jf(p, batch)
@@ -445,7 +431,7 @@ def test_jit_kwargs():
     assert jf.trace_count == 2
     assert_same(jf(x, y=2 * y, scale=2 * s), x * s * 2 + 2 * y)
     assert jf.trace_count == 2
-    with _compiling(False):  # graph logic: the VJP with respect to a keyword argument
+    with compiler_off():  # graph logic: the VJP with respect to a keyword argument
         assert_same(ft.grad(lambda s: fnp.sum(jf(x, scale=s)))(s), x)
 
 

@@ -556,18 +556,24 @@ def _product_of_others(x: Any, axes: tuple[int, ...]) -> Any:
 prod_p = Primitive("prod", lambda x, axes, keepdims: mx.prod(x, axis=axes, keepdims=keepdims))
 
 
-@prod_p.def_jvp
-def _prod_jvp(primals, tangents, axes, keepdims):
-    (x,), (t,) = primals, tangents
-    out = prod_p.bind(x, axes=axes, keepdims=keepdims)
-    return out, sum_p.bind(t * _product_of_others(x, axes), axes=axes, keepdims=keepdims)
+def _weighted_sum_rules(prim: Primitive, weights) -> None:
+    """Rules of a reduction whose derivative is ``sum(t * weights(x, axes))``
+    (prod: the product of the others; logsumexp: the softmax)."""
+
+    def jvp(primals, tangents, axes, keepdims):
+        (x,), (t,) = primals, tangents
+        out = prim.bind(x, axes=axes, keepdims=keepdims)
+        return out, sum_p.bind(t * weights(x, axes), axes=axes, keepdims=keepdims)
+
+    def vjp(ct, out, x, axes, keepdims):
+        if not is_floating(x.dtype):
+            return (None,)
+        return (_keep(ct, shape_of(x), axes, keepdims) * weights(x, axes),)
+
+    prim.jvp, prim.vjp = jvp, vjp
 
 
-@prod_p.def_vjp
-def _prod_vjp(ct, out, x, axes, keepdims):
-    if not is_floating(x.dtype):
-        return (None,)
-    return (_keep(ct, shape_of(x), axes, keepdims) * _product_of_others(x, axes),)
+_weighted_sum_rules(prod_p, _product_of_others)
 
 
 def prod(x: Any, axis: Axis = None, keepdims: bool = False) -> Any:
@@ -605,18 +611,7 @@ logsumexp_p = Primitive(
     "logsumexp", lambda x, axes, keepdims: mx.logsumexp(x, axis=axes, keepdims=keepdims))
 
 
-@logsumexp_p.def_jvp
-def _logsumexp_jvp(primals, tangents, axes, keepdims):
-    (x,), (t,) = primals, tangents
-    out = logsumexp_p.bind(x, axes=axes, keepdims=keepdims)
-    return out, sum_p.bind(t * _softmax_weights(x, axes), axes=axes, keepdims=keepdims)
-
-
-@logsumexp_p.def_vjp
-def _logsumexp_vjp(ct, out, x, axes, keepdims):
-    if not is_floating(x.dtype):
-        return (None,)
-    return (_keep(ct, shape_of(x), axes, keepdims) * _softmax_weights(x, axes),)
+_weighted_sum_rules(logsumexp_p, _softmax_weights)
 
 
 def logsumexp(x: Any, axis: Axis = None, keepdims: bool = False) -> Any:

@@ -253,20 +253,20 @@ def _split_vjp(graph: Graph) -> tuple[Graph, Graph, list[bool]]:
     equations that do not depend on a cotangent form the forward graph, and
     the forward values the others use are the residuals. The backward pass
     thus reuses the forward's intermediates instead of recomputing them."""
-    entry = graph.derived.get("vjp")
+    entry = graph.derived.get("vjp split")
     if entry is not None:
         return entry
-    n_in, nonzero = len(graph.in_vars), []
+    n_in = len(graph.in_vars)
 
-    def flat_f(leaves):
-        outs, pullback, _ = vjp_flat(lambda xs: (evaluate(graph, xs), None), leaves[:n_in])
-        in_cts = pullback(list(leaves[n_in:]))
-        nonzero.extend(c is not None for c in in_cts)
-        return outs + [c for c in in_cts if c is not None]
+    def make(info):
+        def flat_f(leaves):
+            outs, pullback, _ = vjp_flat(lambda xs: (evaluate(graph, xs), None), leaves[:n_in])
+            in_cts = pullback(list(leaves[n_in:]))
+            info.append([c is not None for c in in_cts])
+            return outs + [c for c in in_cts if c is not None]
+        return graph.in_avals + graph.out_avals, flat_f
 
-    joint, hoisted = stage(flat_f, graph.in_avals + graph.out_avals, "vjp of a jitted function")
-    assert not hoisted, "graphs close over no tracers"
-    joint = simplify(joint)
+    joint, nonzero = _derive(graph, ("vjp",), make)
     primals, cts = joint.in_vars[:n_in], joint.in_vars[n_in:]
     n_out = len(graph.outs)
     on_ct_path = {id(v) for v in cts}
@@ -289,7 +289,7 @@ def _split_vjp(graph: Graph) -> tuple[Graph, Graph, list[bool]]:
                     joint.outs[:n_out] + residuals))
     bwd = dce(Graph(residuals + cts, joint.const_vars, joint.consts, bwd_eqns,
                     joint.outs[n_out:]))
-    entry = graph.derived["vjp"] = (fwd, bwd, nonzero)
+    entry = graph.derived["vjp split"] = (fwd, bwd, nonzero)
     return entry
 
 
