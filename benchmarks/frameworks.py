@@ -7,14 +7,14 @@ is always first to import so that it can load the fast CPU BLAS before
 ``mlx.core`` starts.
 """
 
-from __future__ import annotations
+from __future__ import annotations  # noqa: I001  (ftorch before mlx.core: it loads the BLAS)
 
 import importlib.util
 import os
 import warnings
 from typing import Any
 
-import ftorch as ft  # noqa: I001  (before mlx.core: it loads the fast BLAS)
+import ftorch as ft
 import mlx.core as mx
 import numpy as np
 import optree

@@ -24,12 +24,11 @@ import time
 import traceback
 from pathlib import Path
 
+import numpy as np
+
 from benchmarks import frameworks
 from benchmarks.harness import Mismatch, run_row
 from benchmarks.workloads import WORKLOADS
-
-import mlx.core as mx  # noqa: I001  (after ftorch, which benchmarks.frameworks imports first)
-import numpy as np
 
 DEFAULT_JSON = Path(__file__).parent / "results" / "latest.json"
 
@@ -88,7 +87,8 @@ def machine() -> dict:
     st = _blas.state
     blas = f"{st.kind}" if st.status in ("loaded", "preloaded") else f"reference ({st.status})"
     return {"date": datetime.date.today().isoformat(), "python": platform.python_version(),
-            "platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+            "platform": platform.platform(),
+            "processor": platform.processor() or platform.machine(),
             "cpus": os.cpu_count(), "mlx_cpu_blas": blas}
 
 
@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     rounds, budget = args.rounds or rounds, args.budget or budget
     info = {**machine(), "device": args.device,
             "versions": {n: fw.version() for n, fw in fws.items()},
-            "command": "python -m benchmarks " + " ".join(argv if argv is not None else sys.argv[1:])}
+            "command": " ".join(["python -m benchmarks",
+                                 *(sys.argv[1:] if argv is None else argv)])}
     print("; ".join(info["versions"].values()) + f"; MLX CPU BLAS: {info['mlx_cpu_blas']}")
     if missing:
         print(f"not installed, skipped: {', '.join(missing)}")
