@@ -15,7 +15,13 @@ import mlx.core as mx
 from ftorch import numpy as fnp
 from ftorch.core import Primitive, is_floating
 from ftorch.primitives._rules import batch_unary
-from ftorch.primitives.reduction import Axis, logsumexp, normalize_axes
+from ftorch.primitives.reduction import (
+    Axis,
+    batch_normalized,
+    logsumexp,
+    normalize_axes,
+    softmax_p,
+)
 
 __all__ = [
     "softmax", "log_softmax", "logsumexp", "sigmoid", "relu", "gelu", "silu", "softplus",
@@ -27,10 +33,6 @@ __all__ = [
 # ----------------------------------------------------------------------------
 
 
-def _softmax_impl(x, axes):
-    return mx.softmax(x, axis=axes)
-
-
 def _log_softmax_impl(x, axes):
     # Shift by the max first: subtracting logsumexp(x) from a large x directly
     # would round away the small normalizer.
@@ -38,27 +40,8 @@ def _log_softmax_impl(x, axes):
     return shifted - mx.logsumexp(shifted, axis=axes, keepdims=True)
 
 
-softmax_p = Primitive("softmax", _softmax_impl)
+# softmax_p lives with logsumexp, whose derivative it is.
 log_softmax_p = Primitive("log_softmax", _log_softmax_impl)
-
-
-def _softmax_linear(v, y, axes):
-    """The softmax Jacobian (symmetric) applied to ``v``: ``y * (v - <v, y>)``."""
-    return y * (v - fnp.sum(v * y, axis=axes, keepdims=True))
-
-
-@softmax_p.def_jvp
-def _softmax_jvp(primals, tangents, axes):
-    (x,), (t,) = primals, tangents
-    y = softmax_p.bind(x, axes=axes)
-    return y, _softmax_linear(t, y, axes)
-
-
-@softmax_p.def_vjp
-def _softmax_vjp(ct, y, x, axes):
-    if not is_floating(x.dtype):
-        return (None,)
-    return (_softmax_linear(ct, y, axes),)
 
 
 @log_softmax_p.def_jvp
@@ -75,16 +58,7 @@ def _log_softmax_vjp(ct, out, x, axes):
     return (ct - fnp.exp(out) * fnp.sum(ct, axis=axes, keepdims=True),)
 
 
-def _batch_normalized(prim: Primitive):
-    """Per-example axes shift past the batch axis, which stays where it is."""
-    def rule(vals, dims, axis_size, axes):
-        (x,), (bdim,) = vals, dims
-        return prim.bind(x, axes=tuple(a + (a >= bdim) for a in axes)), bdim
-    return rule
-
-
-softmax_p.batch = _batch_normalized(softmax_p)
-log_softmax_p.batch = _batch_normalized(log_softmax_p)
+log_softmax_p.batch = batch_normalized(log_softmax_p)
 
 
 def _axes(x: Any, axis: Axis, fname: str) -> tuple[Any, tuple[int, ...]]:

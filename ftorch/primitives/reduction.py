@@ -590,21 +590,52 @@ def prod(x: Any, axis: Axis = None, keepdims: bool = False) -> Any:
 
 
 # ----------------------------------------------------------------------------
-# logsumexp
+# logsumexp and softmax (its derivative)
 # ----------------------------------------------------------------------------
 
 
-def _softmax_weights(x, axes):
-    """``exp(x - logsumexp(x))`` over ``axes``, with the reduced axes kept.
+softmax_p = Primitive("softmax", lambda x, axes: mx.softmax(x, axis=axes))
 
-    It is normalized by its own sum, not by the rounded logsumexp, which
-    would be off by a relative ulp of the result (large with large inputs).
-    Slices that are entirely -inf (where the result is the constant -inf) get
-    0 instead of nan."""
-    m = fnp.stop_gradient(max_p.bind(x, axes=axes, keepdims=True))
-    e = fnp.exp(x - fnp.where(fnp.equal(m, -math.inf), 0.0, m))
-    total = sum_p.bind(e, axes=axes, keepdims=True)
-    return e / fnp.where(fnp.equal(total, 0), 1.0, total)
+
+def _softmax_linear(v, y, axes):
+    """The softmax Jacobian (symmetric) applied to ``v``: ``y * (v - <v, y>)``."""
+    return y * (v - sum_p.bind(v * y, axes=axes, keepdims=True))
+
+
+@softmax_p.def_jvp
+def _softmax_jvp(primals, tangents, axes):
+    (x,), (t,) = primals, tangents
+    y = softmax_p.bind(x, axes=axes)
+    return y, _softmax_linear(t, y, axes)
+
+
+@softmax_p.def_vjp
+def _softmax_vjp(ct, y, x, axes):
+    if not is_floating(x.dtype):
+        return (None,)
+    return (_softmax_linear(ct, y, axes),)
+
+
+def batch_normalized(prim: Primitive):
+    """The batching rule of a normalization over ``axes`` (softmax and the
+    like): per-example axes shift past the batch axis, which stays put."""
+    def rule(vals, dims, axis_size, axes):
+        (x,), (bdim,) = vals, dims
+        return prim.bind(x, axes=tuple(a + (a >= bdim) for a in axes)), bdim
+    return rule
+
+
+softmax_p.batch = batch_normalized(softmax_p)
+
+
+def _softmax_weights(x, axes):
+    """``softmax(x)`` over ``axes``: the derivative of logsumexp. Slices that
+    are entirely -inf (where the result is the constant -inf) get 0 instead
+    of the softmax's nan; they go into the softmax as zeros, so that its
+    derivative is not nan there either."""
+    all_neg_inf = fnp.equal(max_p.bind(x, axes=axes, keepdims=True), -math.inf)
+    safe = softmax_p.bind(fnp.where(all_neg_inf, 0.0, x), axes=axes)
+    return fnp.where(all_neg_inf, 0.0, safe)
 
 
 logsumexp_p = Primitive(
