@@ -634,6 +634,8 @@ def _matmul_batch(vals, dims, axis_size):
             return matmul_p.bind(a, b), da
         return matmul_p.bind(_lead_to(a, da, max(ra, rb) - 1), b), 0
     if da is None:
+        if rb == 1 and ra == 2:  # rows times the transposed matrix: (N, k) @ a.T
+            return matmul_p.bind(_move_first(b, db), fnp.swapaxes(a, -1, -2)), 0
         if rb == 1:  # columns of a matrix: a @ (k, N)
             bt = b if db == 1 else fnp.moveaxis(b, db, 1)
             out = matmul_p.bind(a, bt)
