@@ -33,11 +33,14 @@ def flatten_arrays(value: Any, what: str) -> tuple[list, Any]:
     """Flatten a pytree whose leaves must be arrays (or array-likes)."""
     leaves, treedef = tree.flatten(value)
     out = []
-    for path, leaf in zip(treedef.paths(), leaves):
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, (mx.array, Tracer)):  # the common case, kept cheap
+            out.append(leaf)
+            continue
         try:
             out.append(as_array(leaf))
         except TypeError:
-            where = what + "".join(f"[{p!r}]" for p in path)
+            where = leaf_names(treedef, what)[i]
             raise TypeError(
                 f"{where} must be an array, got {type(leaf).__name__}: {leaf!r}"
             ) from None

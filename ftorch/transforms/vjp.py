@@ -219,10 +219,10 @@ def value_and_grad(
         nums = _util.normalize_argnums(argnums, len(args), "grad")
         dargs = tuple(args[n] for n in nums)
         p_leaves, p_tree = _util.flatten_arrays(dargs, "args")
-        names = [f"argument {nums[p[0]]}" + "".join(f"[{q!r}]" for q in p[1:])
-                 for p in p_tree.paths()]
-        for name, leaf in zip(names, p_leaves):
+        for i, leaf in enumerate(p_leaves):
             if not is_floating(aval_of(leaf).dtype):
+                path = p_tree.paths()[i]
+                name = f"argument {nums[path[0]]}" + "".join(f"[{q!r}]" for q in path[1:])
                 raise TypeError(
                     f"grad requires floating-point inputs, but {name} has dtype "
                     f"{aval_of(leaf).dtype}; cast it with .astype(mx.float32) or leave it "

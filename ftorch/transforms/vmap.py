@@ -145,23 +145,23 @@ def vmap(
                 f"with {len(args)} positional arguments")
         leaves, args_tree = _util.flatten_arrays(args, "args")
         axes = _broadcast_prefix(axes_spec, args, "in_axes")
-        names = _util.leaf_names(args_tree, "args")
         size = axis_size
         norm_axes = []
-        for name, leaf, ax in zip(names, leaves, axes):
+        for i, (leaf, ax) in enumerate(zip(leaves, axes)):
             if ax is None:
                 norm_axes.append(None)
                 continue
-            ndim = aval_of(leaf).ndim
-            if not -ndim <= ax < ndim:
+            shape = aval_of(leaf).shape
+            if not -len(shape) <= ax < len(shape):
+                name = _util.leaf_names(args_tree, "args")[i]
                 raise ValueError(
-                    f"vmap: in_axes {ax} is out of range for {name} of shape "
-                    f"{aval_of(leaf).shape}")
-            ax %= ndim
-            n = aval_of(leaf).shape[ax]
+                    f"vmap: in_axes {ax} is out of range for {name} of shape {shape}")
+            ax %= len(shape)
+            n = shape[ax]
             if size is None:
                 size = n
             elif n != size:
+                names = _util.leaf_names(args_tree, "args")
                 sizes = {nm: aval_of(lf).shape[a % aval_of(lf).ndim]
                          for nm, lf, a in zip(names, leaves, axes) if a is not None}
                 raise ValueError(
