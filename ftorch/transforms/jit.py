@@ -21,10 +21,11 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import operator
 import os
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import mlx.core as mx
 import numpy as np
@@ -401,7 +402,11 @@ def jit(
                              "non-static positional argument")
     donate_max = max((n if n >= 0 else -n - 1 for n in donate), default=-1)
     fname = getattr(f, "__qualname__", repr(f))
-    cache: dict[tuple, tuple[Graph, Any]] = {}
+    cache: dict[tuple, _Entry] = {}
+    # The same entries, for calls whose arguments are all positional
+    # mx.arrays (with no static arguments), keyed by their (shape, dtype)s
+    # alone: such calls need no flattening and no treedef in their key.
+    by_avals: dict[tuple, _Entry] = {}
     last_keys: list[tuple] = []
 
     def split(args: tuple, kwargs: dict) -> tuple[tuple, list, Any]:
@@ -416,11 +421,9 @@ def jit(
         else:
             statics = ()
         leaves, treedef = tree.flatten((args, kwargs))
-        try:  # the common case: every leaf an mx.array
-            avals = tuple([(x.shape, x.dtype) for x in leaves if type(x) is mx.array])
-        except AttributeError:
-            avals = ()
-        if len(avals) != len(leaves):
+        if _all_mx_arrays(leaves):
+            avals = tuple(map(_shape_dtype, leaves))
+        else:
             avals = _leaf_avals(leaves, treedef, statics)
         return (treedef, statics, avals), leaves, treedef
 
@@ -486,26 +489,54 @@ def jit(
         return simplify(graph), hoisted, out_info[0]
 
     def jitted(*args, **kwargs):
-        key, leaves, treedef = split(args, kwargs)
-        entry = cache.get(key)
+        fast = not (kwargs or nums or names) and len(args) > donate_max and _all_mx_arrays(args)
+        entry = by_avals.get(avals := tuple(map(_shape_dtype, args))) if fast else None
         if entry is None:
-            graph, hoisted, out_tree = trace(len(args), key, treedef)
-            if hoisted:  # closes over tracers of enclosing transforms: valid for this call only
-                return tree.unflatten(out_tree, jit_p.bind(*hoisted, *leaves, graph=graph))
-            entry = cache[key] = (graph, out_tree)
-        graph, out_tree = entry
-        return tree.unflatten(out_tree, jit_p.bind(*leaves, graph=graph))
+            key, leaves, treedef = split(args, kwargs)
+            entry = cache.get(key)
+            if entry is None:
+                graph, hoisted, out_tree = trace(len(args), key, treedef)
+                if hoisted:  # closes over tracers of enclosing transforms: valid for this call only
+                    return tree.unflatten(out_tree, jit_p.bind(*hoisted, *leaves, graph=graph))
+                entry = cache[key] = _Entry(graph, out_tree, out_tree.is_leaf())
+            if fast:
+                by_avals[avals] = entry
+        else:
+            leaves = args  # each argument is a leaf
+        graph, out_tree, single = entry
+        outs = jit_p.bind(*leaves, graph=graph)
+        return outs[0] if single else tree.unflatten(out_tree, outs)
 
     jitted.trace_count = 0
     jitted.cache_size = lambda: len(cache)
 
     def clear_cache() -> None:
         cache.clear()
+        by_avals.clear()
         last_keys.clear()
 
     jitted.clear_cache = clear_cache
     functools.update_wrapper(jitted, f)
     return jitted
+
+
+class _Entry(NamedTuple):
+    """A cached trace of a jitted function."""
+
+    graph: Graph
+    out_tree: Any
+    single: bool  # the output is one array: return it, no unflattening
+
+
+# A leaf's part of the cache key (called on mx.arrays only).
+_shape_dtype = operator.attrgetter("shape", "dtype")
+
+
+def _all_mx_arrays(leaves: Sequence) -> bool:
+    for x in leaves:
+        if type(x) is not mx.array:
+            return False
+    return True
 
 
 def _hashable(v: Any) -> bool:
