@@ -398,12 +398,21 @@ def _method(name: str) -> Callable:
 
 
 def _binary(name: str, reflected: bool) -> Callable:
+    # The ftorch.numpy function is looked up on first use (it imports this
+    # module) and kept: operators are on every traced op's path.
+    fn = None
+
+    def resolve():
+        nonlocal fn
+        fn = getattr(_numpy(), name)
+        return fn
+
     if reflected:
         def op(self, other):
-            return getattr(_numpy(), name)(other, self)
+            return (fn or resolve())(other, self)
     else:
         def op(self, other):
-            return getattr(_numpy(), name)(self, other)
+            return (fn or resolve())(self, other)
     return op
 
 

@@ -85,28 +85,36 @@ def move_bdim(x: Any, bdim: int | None, to: int, axis_size: int) -> Any:
 def batch_elementwise(prim, vals, dims, axis_size, **params):
     """The rule for broadcasting elementwise ops: align the batch axes so that
     NumPy broadcasting of the per-example shapes still holds."""
-    ranks = [(v.ndim if isinstance(v, (mx.array, Tracer)) else aval_of(v).ndim) - (d is not None)
-             for v, d in zip(vals, dims)]
-    out_rank = max(ranks)
-    batched = [(v, d, r) for v, d, r in zip(vals, dims, ranks) if d is not None]
-    # Fast path: every batched operand has its batch axis the same number k
-    # of axes from its end, and no unbatched operand reaches that far: plain
-    # broadcasting then lines the batch axes up, with no copy.
-    ks = {r - d for v, d, r in batched}
-    if len(ks) == 1:
-        k = ks.pop()
-        if all(r <= k for d, r in zip(dims, ranks) if d is None):
-            return prim.bind(*vals, **params), out_rank - k
+    # Fast path (one pass, on every batched op's path): every batched operand
+    # has its batch axis the same number k of axes from its end, and no
+    # unbatched operand reaches that far: plain broadcasting then lines the
+    # batch axes up, with no copy.
+    k = None
+    unbatched_rank = out_rank = 0
+    fast = True
+    for v, d in zip(vals, dims):
+        r = v.ndim if isinstance(v, (mx.array, Tracer)) else aval_of(v).ndim
+        if d is None:
+            unbatched_rank = max(unbatched_rank, r)
+        else:
+            r -= 1
+            if k is None:
+                k = r - d
+            elif r - d != k:
+                fast = False
+        out_rank = max(out_rank, r)
+    if fast and unbatched_rank <= k:
+        return prim.bind(*vals, **params), out_rank - k
     aligned = []
-    for v, d, r in zip(vals, dims, ranks):
+    for v, d in zip(vals, dims):
         if d is None:
             aligned.append(v)
-        else:
-            v = move_bdim(v, d, 0, axis_size)
-            if r < out_rank:
-                shape = aval_of(v).shape
-                v = fnp.reshape(v, (shape[0],) + (1,) * (out_rank - r) + shape[1:])
-            aligned.append(v)
+            continue
+        v = move_bdim(v, d, 0, axis_size)
+        shape = aval_of(v).shape
+        if len(shape) - 1 < out_rank:
+            v = fnp.reshape(v, (shape[0],) + (1,) * (out_rank - len(shape) + 1) + shape[1:])
+        aligned.append(v)
     return prim.bind(*aligned, **params), 0
 
 

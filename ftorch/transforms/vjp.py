@@ -72,7 +72,7 @@ class VJPTrace(Trace):
     def process_primitive(self, prim, tracers, params):
         primals = [t.primal for t in tracers]
         parents = [None if t.node is None else (t.node, t.index) for t in tracers]
-        if all(p is None for p in parents):
+        if parents.count(None) == len(parents):
             return prim.bind(*primals, **params)  # constant in this transform
         if prim.vjp is None:
             raise NotImplementedError(f"primitive {prim.name!r} has no VJP rule")

@@ -63,7 +63,7 @@ class BatchTrace(Trace):
     def process_primitive(self, prim, tracers, params):
         vals = [t.val for t in tracers]
         dims = [t.bdim for t in tracers]
-        if all(d is None for d in dims):
+        if dims.count(None) == len(dims):
             return prim.bind(*vals, **params)
         if prim.batch is None:
             raise NotImplementedError(f"primitive {prim.name!r} has no batching rule")
