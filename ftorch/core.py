@@ -112,7 +112,12 @@ class Primitive:
             except (TypeError, ValueError):
                 _check_no_tracers(args)  # a tracer leaked out of a finished transform
                 raise
-        trace = _top_trace(args)
+        # The innermost (highest-level) transform among the arguments
+        # interprets the op. Inlined: this runs for every op under a transform.
+        trace = None
+        for a in args:
+            if isinstance(a, Tracer) and (trace is None or a._trace.main.level > trace.main.level):
+                trace = a._trace
         dynamic = _dynamic
         if dynamic is not None and (trace is None or trace.main.level < dynamic.level):
             # Under jit, ops on values the staged function does not trace
@@ -120,7 +125,12 @@ class Primitive:
             trace = dynamic.trace_type(dynamic)
         elif trace is None:
             return self.impl(*args, **params)
-        return trace.process_primitive(self, [trace.full_raise(a) for a in args], params)
+        main = trace.main
+        if not main.active:
+            raise _leak_error(main)
+        return trace.process_primitive(
+            self, [a if isinstance(a, Tracer) and a._trace.main is main else trace.full_raise(a)
+                   for a in args], params)
 
     def abstract_eval(self, *avals: Any, **params: Any) -> Any:
         if self._abstract_eval is not None:
@@ -193,18 +203,6 @@ def new_main(trace_type: type, global_data: Any = None, dynamic: bool = False):
         main.active = False
         _dynamic = previous
         _stack.pop()
-
-
-def _top_trace(args) -> Trace | None:
-    top = None
-    for a in args:
-        if isinstance(a, Tracer):
-            t = a._trace
-            if top is None or t.main.level > top.main.level:
-                top = t
-    if top is not None and not top.main.active:
-        raise _leak_error(top.main)
-    return top
 
 
 def _check_no_tracers(args) -> None:
@@ -295,12 +293,12 @@ class Tracer:
 
     @property
     def ndim(self) -> int:
-        return len(self.aval.shape)
+        return len(self.shape)
 
     @property
     def size(self) -> int:
         n = 1
-        for d in self.aval.shape:
+        for d in self.shape:
             n *= d
         return n
 

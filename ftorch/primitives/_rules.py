@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import mlx.core as mx
@@ -11,6 +12,8 @@ from ftorch.core import Tracer, aval_of, is_floating
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
+    if isinstance(x, (mx.array, Tracer)):  # tracers read it off their value
+        return x.shape
     return aval_of(x).shape
 
 
@@ -23,24 +26,24 @@ def unbroadcast(ct: Any, x: Any) -> Any:
 
     Returns ``None`` when ``x`` cannot carry a gradient (a Python scalar or a
     non-floating array)."""
-    if isinstance(x, (mx.array, Tracer)) and x.shape == ct.shape and x.dtype == ct.dtype:
-        return ct if is_floating(x.dtype) else None  # the common case, kept cheap
-    if is_constant_scalar(x):
+    if isinstance(x, (mx.array, Tracer)):  # read once: on every binary op's VJP
+        shape, dtype = x.shape, x.dtype
+    elif is_constant_scalar(x):
         return None
-    x_aval = aval_of(x)
-    if not is_floating(x_aval.dtype):
+    else:
+        shape, dtype = aval_of(x)
+    if not is_floating(dtype):
         return None
-    shape, ct_shape = x_aval.shape, shape_of(ct)
+    ct_shape = ct.shape
     if ct_shape != shape:
         lead = len(ct_shape) - len(shape)
-        axes = tuple(range(lead)) + tuple(
-            lead + i for i, d in enumerate(shape) if d == 1 and ct_shape[lead + i] != 1)
-        if axes:
-            ct = fnp.sum(ct, axis=axes, keepdims=True)
-        if lead or shape_of(ct) != shape:
-            ct = fnp.reshape(ct, shape)
-    if aval_of(ct).dtype != x_aval.dtype:
-        ct = fnp.astype(ct, x_aval.dtype)
+        inner = tuple(lead + i for i, d in enumerate(shape) if d == 1 and ct_shape[lead + i] != 1)
+        if inner:
+            ct = fnp.reshape(fnp.sum(ct, axis=tuple(range(lead)) + inner, keepdims=True), shape)
+        else:  # only new leading axes (a bias): one sum gives the shape
+            ct = fnp.sum(ct, axis=tuple(range(lead)))
+    if ct.dtype != dtype:
+        ct = fnp.astype(ct, dtype)
     return ct
 
 
@@ -125,5 +128,4 @@ def batch_unary(prim):
 
 def batch_nary(prim):
     """The batching rule of a broadcasting elementwise op."""
-    return lambda vals, dims, axis_size, **params: batch_elementwise(
-        prim, vals, dims, axis_size, **params)
+    return functools.partial(batch_elementwise, prim)

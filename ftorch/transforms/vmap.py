@@ -67,7 +67,7 @@ class BatchTrace(Trace):
             return prim.bind(*vals, **params)
         if prim.batch is None:
             raise NotImplementedError(f"primitive {prim.name!r} has no batching rule")
-        out, out_dim = prim.batch(vals, dims, axis_size=self.axis_size, **params)
+        out, out_dim = prim.batch(vals, dims, axis_size=self.main.global_data, **params)
         if prim.multiple_results:
             return [BatchTracer(self, o, d) for o, d in zip(out, out_dim)]
         return BatchTracer(self, out, out_dim)
