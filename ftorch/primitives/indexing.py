@@ -643,7 +643,11 @@ class _IndexedUpdate:
         return _update(self.x, self.idx, values, "multiply", unique_indices)
 
     def divide(self, values: Any, unique_indices: bool = False) -> Any:
-        """``x`` with ``x[idx]`` divided by ``values``; derivatives as for ``multiply``."""
+        """``x`` with ``x[idx]`` divided by ``values``; derivatives as for ``multiply``.
+
+        As MLX's ``x.at[idx].divide``, it multiplies by ``1 / values``: a
+        subnormal divisor (below the dtype's ``finfo.tiny``) gives inf or nan
+        even where ``x / values`` would be finite."""
         return _update(self.x, self.idx, values, "divide", unique_indices)
 
     def min(self, values: Any) -> Any:
