@@ -3,7 +3,8 @@
 Most unary ops are declared by their derivative ``f'(x)`` (given ``x`` and
 the output ``y``), from which both the JVP (``t * f'(x)``) and the VJP
 (``ct * f'(x)``) follow. Binary ops broadcast like NumPy; their VJPs sum the
-cotangent back to each input's shape (``unbroadcast``).
+cotangent back to each input's shape (``unbroadcast``), and compute none for
+a Python-scalar operand.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ftorch.primitives._rules import (
     add_tangents,
     batch_nary,
     batch_unary,
+    is_constant_scalar,
     tangent_to,
     unbroadcast,
 )
@@ -210,7 +212,7 @@ def _divide_jvp(primals, tangents):
 
 def _divide_vjp(ct, out, x, y):
     ct_x = ct / y
-    return unbroadcast(ct_x, x), unbroadcast(-ct_x * out, y)
+    return unbroadcast(ct_x, x), None if is_constant_scalar(y) else unbroadcast(-ct_x * out, y)
 
 
 def _remainder_jvp(primals, tangents):
@@ -240,7 +242,8 @@ def _power_jvp(primals, tangents):
 
 
 def _power_vjp(ct, out, x, y):
-    return (unbroadcast(ct * _power_dx(x, y), x), unbroadcast(ct * _power_dy(x, y, out), y))
+    return (None if is_constant_scalar(x) else unbroadcast(ct * _power_dx(x, y), x),
+            None if is_constant_scalar(y) else unbroadcast(ct * _power_dy(x, y, out), y))
 
 
 def _selector(x, y, greater: bool):
@@ -262,7 +265,8 @@ def _extremum_rules(prim: Primitive, greater: bool):
 
     def vjp(ct, out, x, y):
         s = _selector(x, y, greater)
-        return unbroadcast(ct * s, x), unbroadcast(ct * (1 - s), y)
+        return (None if is_constant_scalar(x) else unbroadcast(ct * s, x),
+                None if is_constant_scalar(y) else unbroadcast(ct * (1 - s), y))
 
     prim.jvp, prim.vjp = jvp, vjp
 
@@ -292,10 +296,12 @@ add_p, add = _binary(
     "add", mx.add, _add_jvp, lambda ct, out, x, y: (unbroadcast(ct, x), unbroadcast(ct, y)))
 subtract_p, subtract = _binary(
     "subtract", mx.subtract, _subtract_jvp,
-    lambda ct, out, x, y: (unbroadcast(ct, x), unbroadcast(fnp.negative(ct), y)))
+    lambda ct, out, x, y: (
+        unbroadcast(ct, x), None if is_constant_scalar(y) else unbroadcast(fnp.negative(ct), y)))
 multiply_p, multiply = _binary(
     "multiply", mx.multiply, _multiply_jvp,
-    lambda ct, out, x, y: (unbroadcast(ct * y, x), unbroadcast(x * ct, y)))
+    lambda ct, out, x, y: (None if is_constant_scalar(x) else unbroadcast(ct * y, x),
+                           None if is_constant_scalar(y) else unbroadcast(x * ct, y)))
 divide_p, divide = _binary("divide", mx.divide, _divide_jvp, _divide_vjp)
 floor_divide_p, floor_divide = _binary("floor_divide", mx.floor_divide, None, None)
 remainder_p, remainder = _binary(

@@ -78,8 +78,9 @@ def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...
 
 
 def _keep(y: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
-    """A reduction's output (or cotangent) with length-1 axes where ``shape`` was reduced."""
-    if keepdims or not axes:
+    """A reduction's output (or cotangent) with length-1 axes where ``shape`` was
+    reduced, ready to broadcast against ``shape`` (a 0-d one already is)."""
+    if keepdims or not axes or len(axes) == len(shape):
         return y
     return fnp.reshape(y, _kept_shape(shape, axes))
 
