@@ -38,6 +38,15 @@ class Timing:
         return (q[2] - q[0]) / self.median
 
 
+def paired_ratio(a: Timing, b: Timing) -> float:
+    """Median over rounds of ``a``'s time over ``b``'s in the same round.
+
+    The steps of a round run back to back, so a drift in machine load
+    (common on shared machines) scales both times of a pair alike and
+    cancels in their ratio, where a ratio of the two medians keeps it."""
+    return statistics.median(x / y for x, y in zip(a.times, b.times))
+
+
 class Mismatch(AssertionError):
     """Two frameworks computed different numbers for the same workload."""
 

@@ -4,7 +4,8 @@ Each row is a workload in one mode. ``eager`` runs MLX, ftorch and PyTorch
 (``torch.func``) op by op; ``jit`` runs ``mx.compile``, ``ft.jit``,
 ``jax.jit`` and ``torch.compile``. The frameworks of a row run in one
 process, interleaved round by round; the table shows median times per call
-and the ratios ftorch/MLX (with the target), ftorch/JAX and ftorch/PyTorch.
+and the ratios ftorch/MLX (with the target), ftorch/JAX and ftorch/PyTorch,
+each the median over rounds of the two times measured in the same round.
 JAX and PyTorch are used when installed (``pip install -e ".[bench]"``).
 
     python -m benchmarks                         # everything, about 10 minutes
@@ -27,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import frameworks
-from benchmarks.harness import Mismatch, run_row
+from benchmarks.harness import Mismatch, paired_ratio, run_row
 from benchmarks.workloads import WORKLOADS
 
 DEFAULT_JSON = Path(__file__).parent / "results" / "latest.json"
@@ -77,8 +78,8 @@ def _fmt_time(s: float | None) -> str:
     return f"{s / 1e-6:.3g} us"
 
 
-def _ratio(a: float | None, b: float | None) -> str:
-    return "-" if a is None or b is None else f"{a / b:.2f}"
+def _fmt_ratio(r: float | None) -> str:
+    return "-" if r is None else f"{r:.2f}"
 
 
 def machine() -> dict:
@@ -103,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     fws = frameworks.load(args.frameworks, args.device)
     missing = [n for n in args.frameworks if n not in fws]
-    warmup, rounds, budget = (2, 10, 1.0) if args.quick else (5, 100, 8.0)
+    warmup, rounds, budget = (2, 10, 1.0) if args.quick else (5, 1000, 8.0)
     rounds, budget = args.rounds or rounds, args.budget or budget
     info = {**machine(), "device": args.device,
             "versions": {n: fw.version() for n, fw in fws.items()},
@@ -112,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     print("; ".join(info["versions"].values()) + f"; MLX CPU BLAS: {info['mlx_cpu_blas']}")
     if missing:
         print(f"not installed, skipped: {', '.join(missing)}")
-    print(f"median time per call over up to {rounds} interleaved rounds (~{budget:g} s a row); "
+    print(f"median time per call over up to {rounds} interleaved rounds (~{budget:g} s a row), "
+          "ratios: median of per-round ratios; "
           "eager: mlx | ftorch | torch.func; jit: mx.compile | ft.jit | jax.jit | torch.compile")
     header = (f"{'workload':<13}{'mode':<6}" + "".join(f"{n:>10}" for n in frameworks.NAMES)
               + f"{'ft/mlx':>9}{'target':>8}{'ft/jax':>8}{'ft/torch':>9}")
@@ -169,15 +171,15 @@ def run_one(w, mode, data, fws, warmup, rounds, budget) -> dict:
         row["spread"][name] = round(t.spread, 3)
     m = row["median_s"]
     target = dict(w.targets).get(mode)
-    ours = m.get("ftorch")
-    ratio = None if ours is None or "mlx" not in m else ours / m["mlx"]
-    row["ratio_mlx"], row["target"] = ratio, target
-    row["ratio_jax"] = None if ours is None or "jax" not in m else ours / m["jax"]
-    row["ratio_torch"] = None if ours is None or "torch" not in m else ours / m["torch"]
+    for other in ("mlx", "jax", "torch"):
+        row[f"ratio_{other}"] = (paired_ratio(timings["ftorch"], timings[other])
+                                 if "ftorch" in timings and other in timings else None)
+    ratio = row["ratio_mlx"]
+    row["target"] = target
     mark = "" if ratio is None or target is None else (" ok" if ratio <= target else " MISS")
     print(f"{w.name:<13}{mode:<6}" + "".join(f"{_fmt_time(m.get(n)):>10}" for n in frameworks.NAMES)
-          + f"{_ratio(ours, m.get('mlx')):>9}{'<=' + str(target) + mark:>8}"
-          + f"{_ratio(ours, m.get('jax')):>8}{_ratio(ours, m.get('torch')):>9}", flush=True)
+          + f"{_fmt_ratio(ratio):>9}{'<=' + str(target) + mark:>8}"
+          + f"{_fmt_ratio(row['ratio_jax']):>8}{_fmt_ratio(row['ratio_torch']):>9}", flush=True)
     for name, note in row["notes"].items():
         print(f"{'':<19}{name}: {note[:200]}")
     return row

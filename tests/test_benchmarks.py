@@ -9,7 +9,7 @@ import pytest
 from harness import compiler_off
 
 from benchmarks import frameworks, run
-from benchmarks.harness import Mismatch, check_agree
+from benchmarks.harness import Mismatch, Timing, check_agree, paired_ratio
 from benchmarks.workloads import WORKLOADS
 
 FWS = frameworks.load(["mlx", "ftorch"], "cpu")
@@ -38,6 +38,12 @@ def test_check_agree_catches_a_difference():
         check_agree(outs, FWS, rtol=1e-3)
 
 
+def test_ratios_pair_the_times_of_each_round():
+    # Per-round ratios 2, 3 and 1: their median is 2, the ratio of medians 1.
+    ours, theirs = Timing(0.0, [2.0, 30.0, 4.0]), Timing(0.0, [1.0, 10.0, 4.0])
+    assert paired_ratio(ours, theirs) == 2.0
+
+
 def test_command_line_writes_a_row_per_mode(tmp_path, capsys):
     out = tmp_path / "r.json"
     with compiler_off():
@@ -49,7 +55,7 @@ def test_command_line_writes_a_row_per_mode(tmp_path, capsys):
     assert set(rows) == {("chain", "eager"), ("chain", "jit")}
     for r in rows.values():
         assert set(r["median_s"]) == {"mlx", "ftorch"}
-        assert r["ratio_mlx"] == pytest.approx(r["median_s"]["ftorch"] / r["median_s"]["mlx"])
+        assert r["ratio_mlx"] > 0
     assert rows[("chain", "jit")]["labels"] == {"mlx": "mx.compile", "ftorch": "ft.jit"}
     assert "chain" in capsys.readouterr().out
 
