@@ -558,23 +558,25 @@ prod_p = Primitive("prod", lambda x, axes, keepdims: mx.prod(x, axis=axes, keepd
 
 
 def _weighted_sum_rules(prim: Primitive, weights) -> None:
-    """Rules of a reduction whose derivative is ``sum(t * weights(x, axes))``
-    (prod: the product of the others; logsumexp: the softmax)."""
+    """Rules of a reduction whose derivative is ``sum(t * w)`` with ``w =
+    weights(x, out, axes, keepdims)`` (prod: the product of the others;
+    logsumexp: the softmax)."""
 
     def jvp(primals, tangents, axes, keepdims):
         (x,), (t,) = primals, tangents
         out = prim.bind(x, axes=axes, keepdims=keepdims)
-        return out, sum_p.bind(t * weights(x, axes), axes=axes, keepdims=keepdims)
+        w = weights(x, out, axes, keepdims)
+        return out, sum_p.bind(t * w, axes=axes, keepdims=keepdims)
 
     def vjp(ct, out, x, axes, keepdims):
         if not is_floating(x.dtype):
             return (None,)
-        return (_keep(ct, shape_of(x), axes, keepdims) * weights(x, axes),)
+        return (_keep(ct, shape_of(x), axes, keepdims) * weights(x, out, axes, keepdims),)
 
     prim.jvp, prim.vjp = jvp, vjp
 
 
-_weighted_sum_rules(prod_p, _product_of_others)
+_weighted_sum_rules(prod_p, lambda x, out, axes, keepdims: _product_of_others(x, axes))
 
 
 def prod(x: Any, axis: Axis = None, keepdims: bool = False) -> Any:
@@ -629,12 +631,12 @@ def batch_normalized(prim: Primitive):
 softmax_p.batch = batch_normalized(softmax_p)
 
 
-def _softmax_weights(x, axes):
+def _softmax_weights(x, out, axes, keepdims):
     """``softmax(x)`` over ``axes``: the derivative of logsumexp. Slices that
-    are entirely -inf (where the result is the constant -inf) get 0 instead
-    of the softmax's nan; they go into the softmax as zeros, so that its
-    derivative is not nan there either."""
-    all_neg_inf = fnp.equal(max_p.bind(x, axes=axes, keepdims=True), -math.inf)
+    are entirely -inf (exactly where ``out``, the logsumexp, is -inf) get 0
+    instead of the softmax's nan; they go into the softmax as zeros, so that
+    its derivative is not nan there either."""
+    all_neg_inf = fnp.equal(_keep(out, shape_of(x), axes, keepdims), -math.inf)
     safe = softmax_p.bind(fnp.where(all_neg_inf, 0.0, x), axes=axes)
     return fnp.where(all_neg_inf, 0.0, safe)
 
