@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import ftorch as ft
 import ftorch.numpy as fnp
 from ftorch.config import config
-from ftorch.core import LeakedTracerError
+from ftorch.core import LeakedTracerError, Primitive
 from ftorch.graph import cse, dce, evaluate, simplify
 from ftorch.transforms.jit import ConcretizationError
 
@@ -442,6 +442,39 @@ def test_jit_numpy_and_python_outputs():
     assert_same(jf(mx.array([3.0, 4.0])), (mx.sin(mx.array([3.0, 4.0])), mx.array(2.0),
                                             mx.array([0, 1], mx.int64)))
     assert jf.trace_count == 1
+
+
+@ft.tree.dataclass
+class _Params:
+    w: mx.array
+    b: mx.array
+
+
+def test_compiled_dispatch_outside_transforms(monkeypatch):
+    # Outside transforms, calls go through mx.compile's own dispatch (compiler
+    # on here), without binding jit_p.
+    binds = []
+    original = Primitive.bind
+    monkeypatch.setattr(Primitive, "bind", lambda prim, *args, **params: (
+        binds.append(prim.name), original(prim, *args, **params))[1])
+    with pytest.raises(ConcretizationError, match="if x > 0"):  # the function's error, as is
+        ft.jit(_branchy)(mx.array(1.0))
+    # An output structure that depends on the input shape.
+    jf = ft.jit(lambda x: (x, 2 * x) if x.shape[0] > 1 else 3 * x)
+    two, one = mx.array([1.0, 2.0]), mx.array([1.0])
+    for _ in range(2):
+        assert_same(jf(two), (two, 2 * two))
+        assert_same(jf(one), 3 * one)
+    assert jf.trace_count == 2
+    # Registered pytree nodes in and out; a NumPy argument takes the general path.
+    step = ft.jit(lambda p, x: _Params(p.w * x, p.b + 1))
+    p = _Params(mx.array([1.0, 2.0]), mx.array(0.5))
+    for x in (mx.array(3.0), np.array(3.0, np.float32), mx.array(3.0)):
+        out = step(p, x)
+        assert isinstance(out, _Params)
+        assert_same((out.w, out.b), (mx.array([3.0, 6.0]), mx.array(1.5)))
+    assert step.trace_count == 1
+    assert binds.count("jit") == 1  # the NumPy call
 
 
 # ----------------------------------------------------------------------------

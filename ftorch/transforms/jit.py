@@ -14,6 +14,11 @@ to ``mx.compile``. Inside transforms, ``jit_p``'s rules transform the
 graph as a whole (JVP, VJP, batching) into a new graph, cached on the
 original, which is bound as ``jit_p`` again: so ``grad(jit(f))`` and
 ``vmap(jit(f))`` run compiled too.
+
+The common call, outside transforms with pytrees of mx.arrays, skips all of
+that Python: it goes to an ``mx.compile`` of a dispatcher (one per input
+structure) that MLX traces once per shape signature, looking the staged
+graph up and lowering it; later calls are MLX's own signature check, in C++.
 """
 
 from __future__ import annotations
@@ -21,7 +26,6 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import operator
 import os
 import traceback
 from collections.abc import Callable, Sequence
@@ -30,8 +34,8 @@ from typing import Any, NamedTuple
 import mlx.core as mx
 import numpy as np
 
+from ftorch import core, tree
 from ftorch import numpy as fnp
-from ftorch import tree
 from ftorch.config import config
 from ftorch.core import Primitive, ShapeDtypeStruct, Trace, Tracer, aval_of, new_main
 from ftorch.graph import (
@@ -43,6 +47,7 @@ from ftorch.graph import (
     dce,
     evaluate,
     format_aval,
+    lower,
     simplify,
 )
 from ftorch.transforms.jvp import jvp_flat
@@ -403,10 +408,6 @@ def jit(
     donate_max = max((n if n >= 0 else -n - 1 for n in donate), default=-1)
     fname = getattr(f, "__qualname__", repr(f))
     cache: dict[tuple, _Entry] = {}
-    # The same entries, for calls whose arguments are all positional
-    # mx.arrays (with no static arguments), keyed by their (shape, dtype)s
-    # alone: such calls need no flattening and no treedef in their key.
-    by_avals: dict[tuple, _Entry] = {}
     last_keys: list[tuple] = []
 
     def split(args: tuple, kwargs: dict) -> tuple[tuple, list, Any]:
@@ -421,9 +422,8 @@ def jit(
         else:
             statics = ()
         leaves, treedef = tree.flatten((args, kwargs))
-        if _all_mx_arrays(leaves):
-            avals = tuple(map(_shape_dtype, leaves))
-        else:
+        avals = tuple([(x.shape, x.dtype) for x in leaves if type(x) is mx.array])
+        if len(avals) != len(leaves):
             avals = _leaf_avals(leaves, treedef, statics)
         return (treedef, statics, avals), leaves, treedef
 
@@ -488,32 +488,67 @@ def jit(
         graph, hoisted = stage(flat_f, [ShapeDtypeStruct(*a) for a in key[2]], fname, in_names)
         return simplify(graph), hoisted, out_info[0]
 
+    def entry_for(args: tuple, kwargs: dict) -> tuple[_Entry, list, list]:
+        """The cached trace of a call's signature (traced on a miss), the
+        call's array leaves, and the values of enclosing transforms' tracers
+        that the trace closes over (then valid for this call only)."""
+        key, leaves, treedef = split(args, kwargs)
+        entry = cache.get(key)
+        if entry is not None:
+            return entry, leaves, []
+        graph, hoisted, out_tree = trace(len(args), key, treedef)
+        entry = _Entry(graph, out_tree)
+        if not hoisted:
+            cache[key] = entry
+        return entry, leaves, hoisted
+
+    # Calls outside transforms whose leaves are all mx.arrays go through one
+    # mx.compile per input structure, which checks shapes and dtypes in C++.
+    fast: dict[Any, _Compiled] = {}
+
+    def compiled_for(fast_key: Any, args: tuple, kwargs: dict) -> _Compiled:
+        treedef = tree.structure((args, kwargs))
+
+        def dispatch(*leaves):  # what mx.compile traces, once per shape signature
+            try:
+                entry, _, _ = entry_for(*tree.unflatten(treedef, leaves))
+            except Exception as e:
+                raise _TraceError(e) from e
+            record.note(entry.out_tree)
+            return lower(entry.graph)(*leaves)
+
+        record = fast[fast_key] = _Compiled(mx.compile(dispatch))
+        return record
+
     def jitted(*args, **kwargs):
-        fast = not (kwargs or nums or names) and len(args) > donate_max and _all_mx_arrays(args)
-        entry = by_avals.get(avals := tuple(map(_shape_dtype, args))) if fast else None
-        if entry is None:
-            key, leaves, treedef = split(args, kwargs)
-            entry = cache.get(key)
-            if entry is None:
-                graph, hoisted, out_tree = trace(len(args), key, treedef)
-                if hoisted:  # closes over tracers of enclosing transforms: valid for this call only
-                    return tree.unflatten(out_tree, jit_p.bind(*hoisted, *leaves, graph=graph))
-                entry = cache[key] = _Entry(graph, out_tree, out_tree.is_leaf())
-            if fast:
-                by_avals[avals] = entry
-        else:
-            leaves = args  # each argument is a leaf
-        graph, out_tree, single = entry
-        outs = jit_p.bind(*leaves, graph=graph)
-        return outs[0] if single else tree.unflatten(out_tree, outs)
+        if not (nums or names or core._stack) and len(args) > donate_max:
+            if not kwargs and _all_mx_arrays(args):
+                fast_key, leaves = len(args), args
+            else:
+                leaves, fast_key = tree.flatten((args, kwargs))
+                if not _all_mx_arrays(leaves):  # NumPy arrays, leaked tracers, ...
+                    fast_key = None
+            if fast_key is not None:
+                record = fast.get(fast_key) or compiled_for(fast_key, args, kwargs)
+                try:
+                    outs = record.compiled(*leaves)
+                except _TraceError as e:
+                    raise e.error from None
+                out_tree = record.out_tree
+                if out_tree is None:  # the output structure depends on the shapes
+                    out_tree = entry_for(args, kwargs)[0].out_tree
+                return outs[0] if out_tree.is_leaf() else tree.unflatten(out_tree, outs)
+        entry, leaves, hoisted = entry_for(args, kwargs)
+        outs = jit_p.bind(*hoisted, *leaves, graph=entry.graph)
+        return outs[0] if entry.out_tree.is_leaf() else tree.unflatten(entry.out_tree, outs)
 
     jitted.trace_count = 0
     jitted.cache_size = lambda: len(cache)
 
     def clear_cache() -> None:
         cache.clear()
-        by_avals.clear()
         last_keys.clear()
+        fast.clear()
 
     jitted.clear_cache = clear_cache
     functools.update_wrapper(jitted, f)
@@ -525,11 +560,36 @@ class _Entry(NamedTuple):
 
     graph: Graph
     out_tree: Any
-    single: bool  # the output is one array: return it, no unflattening
 
 
-# A leaf's part of the cache key (called on mx.arrays only).
-_shape_dtype = operator.attrgetter("shape", "dtype")
+class _Compiled:
+    """A jitted function's ``mx.compile``d dispatcher for one input
+    structure, and the output structure its traces share (``None`` where
+    they differ)."""
+
+    __slots__ = ("compiled", "out_tree")
+
+    def __init__(self, compiled: Callable):
+        self.compiled = compiled
+        self.out_tree: Any = _UNSET
+
+    def note(self, out_tree: Any) -> None:
+        if self.out_tree is _UNSET:
+            self.out_tree = out_tree
+        elif self.out_tree is not None and out_tree != self.out_tree:
+            self.out_tree = None
+
+
+_UNSET = object()
+
+
+class _TraceError(Exception):
+    """An error raised while tracing inside ``mx.compile``, carried out of it
+    as it is."""
+
+    def __init__(self, error: Exception):
+        super().__init__(str(error))
+        self.error = error
 
 
 def _all_mx_arrays(leaves: Sequence) -> bool:
