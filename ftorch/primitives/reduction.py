@@ -558,25 +558,23 @@ prod_p = Primitive("prod", lambda x, axes, keepdims: mx.prod(x, axis=axes, keepd
 
 
 def _weighted_sum_rules(prim: Primitive, weights) -> None:
-    """Rules of a reduction whose derivative is ``sum(t * w)`` with ``w =
-    weights(x, out, axes, keepdims)`` (prod: the product of the others;
-    logsumexp: the softmax)."""
+    """Rules of a reduction whose derivative is ``sum(t * weights(x, axes))``
+    (prod: the product of the others; logsumexp: the softmax)."""
 
     def jvp(primals, tangents, axes, keepdims):
         (x,), (t,) = primals, tangents
         out = prim.bind(x, axes=axes, keepdims=keepdims)
-        w = weights(x, out, axes, keepdims)
-        return out, sum_p.bind(t * w, axes=axes, keepdims=keepdims)
+        return out, sum_p.bind(t * weights(x, axes), axes=axes, keepdims=keepdims)
 
     def vjp(ct, out, x, axes, keepdims):
         if not is_floating(x.dtype):
             return (None,)
-        return (_keep(ct, shape_of(x), axes, keepdims) * weights(x, out, axes, keepdims),)
+        return (_keep(ct, shape_of(x), axes, keepdims) * weights(x, axes),)
 
     prim.jvp, prim.vjp = jvp, vjp
 
 
-_weighted_sum_rules(prod_p, lambda x, out, axes, keepdims: _product_of_others(x, axes))
+_weighted_sum_rules(prod_p, _product_of_others)
 
 
 def prod(x: Any, axis: Axis = None, keepdims: bool = False) -> Any:
@@ -631,14 +629,20 @@ def batch_normalized(prim: Primitive):
 softmax_p.batch = batch_normalized(softmax_p)
 
 
-def _softmax_weights(x, out, axes, keepdims):
-    """``softmax(x)`` over ``axes``: the derivative of logsumexp. Slices that
-    are entirely -inf (exactly where ``out``, the logsumexp, is -inf) get 0
-    instead of the softmax's nan; they go into the softmax as zeros, so that
-    its derivative is not nan there either."""
-    all_neg_inf = fnp.equal(_keep(out, shape_of(x), axes, keepdims), -math.inf)
-    safe = softmax_p.bind(fnp.where(all_neg_inf, 0.0, x), axes=axes)
-    return fnp.where(all_neg_inf, 0.0, safe)
+def _softmax_weights(x, axes):
+    """``softmax(x)`` over ``axes``: the derivative of logsumexp. A -inf
+    entry gets 0, as in the softmax, and so does every entry of a slice that
+    is entirely -inf (the result there is the constant -inf), where the
+    softmax would be nan. -inf entries go into the softmax as the lowest
+    finite value (which changes no weight unless a slice's finite entries lie
+    within about 100 of it), so that no nan arises in its derivative either,
+    and come out as 0. Elementwise masks only: no reduction beyond the
+    softmax's own, so a compiled gradient costs what the softmax does."""
+    if not is_floating(x.dtype):
+        return softmax_p.bind(x, axes=axes)
+    neg_inf = fnp.equal(x, -math.inf)
+    safe = softmax_p.bind(fnp.where(neg_inf, float(mx.finfo(x.dtype).min), x), axes=axes)
+    return fnp.where(neg_inf, 0.0, safe)
 
 
 logsumexp_p = Primitive(
