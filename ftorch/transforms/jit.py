@@ -535,7 +535,7 @@ def jit(
                 except _TraceError as e:
                     raise e.error from None
                 out_tree = record.out_tree
-                if out_tree is None:  # the output structure depends on the shapes
+                if out_tree is None or out_tree is _UNSET:  # it depends on the shapes
                     out_tree = entry_for(args, kwargs)[0].out_tree
                 return outs[0] if out_tree.is_leaf() else tree.unflatten(out_tree, outs)
         entry, leaves, hoisted = entry_for(args, kwargs)
@@ -565,7 +565,7 @@ class _Entry(NamedTuple):
 class _Compiled:
     """A jitted function's ``mx.compile``d dispatcher for one input
     structure, and the output structure its traces share (``None`` where
-    they differ)."""
+    they differ, ``_UNSET`` before the first trace)."""
 
     __slots__ = ("compiled", "out_tree")
 
