@@ -184,7 +184,7 @@ def expand_dims(x: Any, axis: int | Sequence[int]) -> Any:
     if len(set(norm)) != len(norm):
         raise ValueError(f"expand_dims: repeated axis in {axis!r}")
     dims = iter(x.shape)
-    return reshape(x, tuple(1 if i in norm else next(dims) for i in range(ndim)))
+    return _reshape(x, tuple(1 if i in norm else next(dims) for i in range(ndim)))
 
 
 def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Any:
