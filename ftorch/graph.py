@@ -242,9 +242,16 @@ def dce(graph: Graph) -> Graph:
     return Graph(graph.in_vars, [v for v, _ in used], [c for _, c in used], kept, graph.outs)
 
 
+# Binary primitives whose operands can swap with the result unchanged (IEEE
+# addition and multiplication are commutative, NaNs and signed zeros included).
+_COMMUTATIVE = frozenset({"add", "multiply"})
+
+
 def cse(graph: Graph) -> Graph:
     """Merge equations that apply the same primitive with the same params to
-    the same inputs (rules often recompute a mask or a shape twice)."""
+    the same inputs, in any order for ``add`` and ``multiply`` (rules often
+    recompute a mask or a shape twice, and derivatives of ``x * x`` give
+    ``t * x + x * t``)."""
     rename: dict[int, Atom] = {}
     seen: dict[tuple, Eqn] = {}
     eqns = []
@@ -257,9 +264,11 @@ def cse(graph: Graph) -> Graph:
         key = None
         try:
             # Literals by type and repr: 0.0 == -0.0, yet they differ.
-            key = (eqn.prim, tuple(("lit", type(a.value), repr(a.value))
-                                   if isinstance(a, Literal) else id(a) for a in inputs),
-                   tuple(sorted(eqn.params.items())))
+            operands = [("lit", type(a.value), repr(a.value)) if isinstance(a, Literal)
+                        else ("var", id(a)) for a in inputs]
+            if eqn.prim.name in _COMMUTATIVE:  # x * y and y * x: one product
+                operands.sort(key=repr)
+            key = (eqn.prim, tuple(operands), tuple(sorted(eqn.params.items())))
             hash(key)
         except TypeError:  # unhashable params: never merged
             key = None

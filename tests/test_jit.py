@@ -176,6 +176,14 @@ def test_cse_merges_duplicate_op(uncompiled):
     assert_same(evaluate(simple, [x]), [mx.exp(x) * mx.exp(x)])
 
 
+def test_cse_merges_commuted_sums_and_products_only(uncompiled):
+    graph = ft.make_graph(lambda x, y: (x * y, y * x, x + y, y + x, x - y, y - x))(
+        mx.ones(3), mx.ones(3))
+    assert [e.prim.name for e in cse(graph).eqns] == ["multiply", "add", "subtract", "subtract"]
+    x, y = mx.array([1.0, -2.0, 3.0]), mx.array([0.5, 4.0, -1.0])
+    assert_same(evaluate(cse(graph), [x, y]), [x * y, x * y, x + y, x + y, x - y, y - x])
+
+
 def test_cse_keeps_different_params_and_literals(uncompiled):
     graph = ft.make_graph(lambda x: (fnp.sum(x, axis=0), fnp.sum(x, axis=1), x * 2, x * 2.0))(
         mx.ones((2, 3)))
