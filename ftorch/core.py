@@ -13,6 +13,7 @@ levels never mix, which is what rules out perturbation confusion.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any, NamedTuple
@@ -61,7 +62,10 @@ class Primitive:
     - ``jvp(primals, tangents, **params) -> (out, tangent_out)``: forward mode.
       A tangent of ``None`` is a symbolic zero; the rule may return ``None``.
     - ``vjp(ct, out, *primals, **params) -> tuple``: reverse mode, one
-      cotangent (or ``None`` for zero / not differentiable) per primal.
+      cotangent (or ``None`` for zero / not differentiable) per primal. A rule
+      with a keyword-only parameter ``needed`` is also told which primals
+      need a cotangent (a tuple of bools, as MLX's ``argnums``), so that it
+      computes none for the others: constants, data, Python scalars.
     - ``vjp_fwd(primals, **params) -> (out, residuals, vjp_params)``: optional,
       for primitives whose VJP needs more than their inputs (``jit``'s
       intermediate values): reverse mode then runs it instead of ``impl`` and
@@ -76,7 +80,8 @@ class Primitive:
     """
 
     __slots__ = (
-        "name", "impl", "jvp", "vjp", "vjp_fwd", "batch", "_abstract_eval", "multiple_results",
+        "name", "impl", "jvp", "_vjp", "vjp_takes_needed", "vjp_fwd", "batch",
+        "_abstract_eval", "multiple_results",
     )
 
     def __init__(
@@ -104,6 +109,16 @@ class Primitive:
 
     def __repr__(self) -> str:
         return self.name
+
+    @property
+    def vjp(self) -> Callable | None:
+        return self._vjp
+
+    @vjp.setter
+    def vjp(self, rule: Callable | None) -> None:
+        self._vjp = rule
+        self.vjp_takes_needed = rule is not None and (
+            "needed" in inspect.signature(rule).parameters)
 
     def bind(self, *args: Any, **params: Any) -> Any:
         if not _stack:  # the eager fast path: no transform is active

@@ -474,3 +474,34 @@ class NotRegistered:
 def test_unregistered_class_is_a_leaf_error():
     with pytest.raises(TypeError, match="must be an array, got NotRegistered"):
         ft.grad(lambda p: fnp.sum(p.w))(NotRegistered(mx.ones(2)))
+
+
+# Binary ops whose VJP rules are told which operands need a cotangent; y
+# broadcasts against x where it can, so that both cotangents cost ops.
+_BINARY = {
+    "add": fnp.add, "subtract": fnp.subtract, "multiply": fnp.multiply, "divide": fnp.divide,
+    "power": fnp.power, "maximum": fnp.maximum, "minimum": fnp.minimum,
+    "remainder": fnp.remainder, "arctan2": fnp.arctan2, "logaddexp": fnp.logaddexp,
+    "where": lambda x, y: fnp.where(mx.array([[True, False], [False, True]]), x, y),
+    "matmul": fnp.matmul, "einsum": lambda x, y: fnp.einsum("ij,jk->ik", x, y),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BINARY))
+def test_one_operand_gradient_skips_the_other(name, monkeypatch):
+    op = _BINARY[name]
+    x = f64([[0.6, 1.3], [2.1, 0.9]])
+    y = f64([[1.7, 0.4], [0.8, 1.1]] if name in ("matmul", "einsum") else [1.7, 0.4])
+    ct = f64([[0.3, -1.2], [0.7, 2.0]])
+    binds = collections.Counter()
+    original = ft.core.Primitive.bind
+    monkeypatch.setattr(ft.core.Primitive, "bind", lambda prim, *args, **params: (
+        binds.update([prim.name]), original(prim, *args, **params))[1])
+    gx, gy = ft.vjp(op, x, y)[1](ct)
+    both, alone = sum(binds.values()), []
+    for expected, f, arg in ((gx, lambda x: op(x, y), x), (gy, lambda y: op(x, y), y)):
+        binds.clear()
+        close(ft.vjp(f, arg)[1](ct)[0], expected)  # the same gradient
+        alone.append(sum(binds.values()))
+    # ... for less work: the other operand's cotangent is not computed.
+    assert max(alone) <= both and min(alone) < both, (name, both, alone)

@@ -4,7 +4,7 @@ Most unary ops are declared by their derivative ``f'(x)`` (given ``x`` and
 the output ``y``), from which both the JVP (``t * f'(x)``) and the VJP
 (``ct * f'(x)``) follow. Binary ops broadcast like NumPy; their VJPs sum the
 cotangent back to each input's shape (``unbroadcast``), and compute none for
-a Python-scalar operand.
+an operand that needs none (``needed``: a constant, data, a Python scalar).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from ftorch.primitives._rules import (
     add_tangents,
     batch_nary,
     batch_unary,
-    is_constant_scalar,
     tangent_to,
     unbroadcast,
 )
@@ -210,9 +209,10 @@ def _divide_jvp(primals, tangents):
         None if tx is None else tx / y, None if ty is None else -(ty * out) / y), out)
 
 
-def _divide_vjp(ct, out, x, y):
+def _divide_vjp(ct, out, x, y, *, needed):
     ct_x = ct / y
-    return unbroadcast(ct_x, x), None if is_constant_scalar(y) else unbroadcast(-ct_x * out, y)
+    return (unbroadcast(ct_x, x) if needed[0] else None,
+            unbroadcast(-ct_x * out, y) if needed[1] else None)
 
 
 def _remainder_jvp(primals, tangents):
@@ -241,9 +241,9 @@ def _power_jvp(primals, tangents):
         None if ty is None else ty * _power_dy(x, y, out)), out)
 
 
-def _power_vjp(ct, out, x, y):
-    return (None if is_constant_scalar(x) else unbroadcast(ct * _power_dx(x, y), x),
-            None if is_constant_scalar(y) else unbroadcast(ct * _power_dy(x, y, out), y))
+def _power_vjp(ct, out, x, y, *, needed):
+    return (unbroadcast(ct * _power_dx(x, y), x) if needed[0] else None,
+            unbroadcast(ct * _power_dy(x, y, out), y) if needed[1] else None)
 
 
 def _selector(x, y, greater: bool):
@@ -263,10 +263,10 @@ def _extremum_rules(prim: Primitive, greater: bool):
         return out, tangent_to(add_tangents(
             None if tx is None else tx * s, None if ty is None else ty * (1 - s)), out)
 
-    def vjp(ct, out, x, y):
+    def vjp(ct, out, x, y, *, needed):
         s = _selector(x, y, greater)
-        return (None if is_constant_scalar(x) else unbroadcast(ct * s, x),
-                None if is_constant_scalar(y) else unbroadcast(ct * (1 - s), y))
+        return (unbroadcast(ct * s, x) if needed[0] else None,
+                unbroadcast(ct * (1 - s), y) if needed[1] else None)
 
     prim.jvp, prim.vjp = jvp, vjp
 
@@ -279,9 +279,10 @@ def _arctan2_jvp(primals, tangents):
         None if ty is None else ty * x / denom, None if tx is None else -(tx * y) / denom), out)
 
 
-def _arctan2_vjp(ct, out, y, x):
+def _arctan2_vjp(ct, out, y, x, *, needed):
     ct = ct / (x * x + y * y)
-    return unbroadcast(ct * x, y), unbroadcast(-ct * y, x)
+    return (unbroadcast(ct * x, y) if needed[0] else None,
+            unbroadcast(-ct * y, x) if needed[1] else None)
 
 
 def _logaddexp_jvp(primals, tangents):
@@ -292,31 +293,44 @@ def _logaddexp_jvp(primals, tangents):
         None if ty is None else ty * fnp.exp(y - out)), out)
 
 
-add_p, add = _binary(
-    "add", mx.add, _add_jvp, lambda ct, out, x, y: (unbroadcast(ct, x), unbroadcast(ct, y)))
-subtract_p, subtract = _binary(
-    "subtract", mx.subtract, _subtract_jvp,
-    lambda ct, out, x, y: (
-        unbroadcast(ct, x), None if is_constant_scalar(y) else unbroadcast(fnp.negative(ct), y)))
-multiply_p, multiply = _binary(
-    "multiply", mx.multiply, _multiply_jvp,
-    lambda ct, out, x, y: (None if is_constant_scalar(x) else unbroadcast(ct * y, x),
-                           None if is_constant_scalar(y) else unbroadcast(x * ct, y)))
+def _add_vjp(ct, out, x, y, *, needed):
+    return (unbroadcast(ct, x) if needed[0] else None,
+            unbroadcast(ct, y) if needed[1] else None)
+
+
+def _subtract_vjp(ct, out, x, y, *, needed):
+    return (unbroadcast(ct, x) if needed[0] else None,
+            unbroadcast(fnp.negative(ct), y) if needed[1] else None)
+
+
+def _multiply_vjp(ct, out, x, y, *, needed):
+    return (unbroadcast(ct * y, x) if needed[0] else None,
+            unbroadcast(x * ct, y) if needed[1] else None)
+
+
+def _remainder_vjp(ct, out, x, y, *, needed):
+    return (unbroadcast(ct, x) if needed[0] else None,
+            unbroadcast(-ct * fnp.floor_divide(x, y), y) if needed[1] else None)
+
+
+def _logaddexp_vjp(ct, out, x, y, *, needed):
+    return (unbroadcast(ct * fnp.exp(x - out), x) if needed[0] else None,
+            unbroadcast(ct * fnp.exp(y - out), y) if needed[1] else None)
+
+
+add_p, add = _binary("add", mx.add, _add_jvp, _add_vjp)
+subtract_p, subtract = _binary("subtract", mx.subtract, _subtract_jvp, _subtract_vjp)
+multiply_p, multiply = _binary("multiply", mx.multiply, _multiply_jvp, _multiply_vjp)
 divide_p, divide = _binary("divide", mx.divide, _divide_jvp, _divide_vjp)
 floor_divide_p, floor_divide = _binary("floor_divide", mx.floor_divide, None, None)
-remainder_p, remainder = _binary(
-    "remainder", mx.remainder, _remainder_jvp,
-    lambda ct, out, x, y: (unbroadcast(ct, x), unbroadcast(-ct * fnp.floor_divide(x, y), y)))
+remainder_p, remainder = _binary("remainder", mx.remainder, _remainder_jvp, _remainder_vjp)
 power_p, power = _binary("power", mx.power, _power_jvp, _power_vjp)
 maximum_p, maximum = _binary("maximum", mx.maximum, None, None)
 minimum_p, minimum = _binary("minimum", mx.minimum, None, None)
 _extremum_rules(maximum_p, greater=True)
 _extremum_rules(minimum_p, greater=False)
 arctan2_p, arctan2 = _binary("arctan2", mx.arctan2, _arctan2_jvp, _arctan2_vjp)
-logaddexp_p, logaddexp = _binary(
-    "logaddexp", mx.logaddexp, _logaddexp_jvp,
-    lambda ct, out, x, y: (unbroadcast(ct * fnp.exp(x - out), x),
-                           unbroadcast(ct * fnp.exp(y - out), y)))
+logaddexp_p, logaddexp = _binary("logaddexp", mx.logaddexp, _logaddexp_jvp, _logaddexp_vjp)
 equal_p, equal = _binary("equal", mx.equal, None, None)
 not_equal_p, not_equal = _binary("not_equal", mx.not_equal, None, None)
 less_p, less = _binary("less", mx.less, None, None)
@@ -350,10 +364,10 @@ def _where_jvp(primals, tangents):
     return out, tangent_to(where_p.bind(cond, tx, ty), out)
 
 
-def _where_vjp(ct, out, cond, x, y):
+def _where_vjp(ct, out, cond, x, y, *, needed):
     zeros = fnp.zeros_like(ct)
-    return None, unbroadcast(where_p.bind(cond, ct, zeros), x), unbroadcast(
-        where_p.bind(cond, zeros, ct), y)
+    return (None, unbroadcast(where_p.bind(cond, ct, zeros), x) if needed[1] else None,
+            unbroadcast(where_p.bind(cond, zeros, ct), y) if needed[2] else None)
 
 
 where_p = Primitive("where", mx.where, jvp=_where_jvp, vjp=_where_vjp)

@@ -193,8 +193,9 @@ def _operand_ct(ct: Any, ops: Sequence[Any], spec: str, i: int) -> Any:
 
 
 @einsum_p.def_vjp
-def _einsum_vjp(ct, out, *ops, subscripts):
-    return tuple(_operand_ct(ct, ops, subscripts, i) for i in range(len(ops)))
+def _einsum_vjp(ct, out, *ops, subscripts, needed):
+    return tuple(_operand_ct(ct, ops, subscripts, i) if needed[i] else None
+                 for i in range(len(ops)))
 
 
 def _parse_term(term: str, k: int) -> list[str | None]:
@@ -378,23 +379,26 @@ def _matmul_jvp(primals, tangents):
 
 
 @matmul_p.def_vjp
-def _matmul_vjp(ct, out, a, b):
+def _matmul_vjp(ct, out, a, b, *, needed):
     sa, sb = shape_of(a), shape_of(b)
     if len(sa) >= 2 and len(sb) >= 2 and sa[:-2] == sb[:-2]:
         # The common case: two matmuls with transposed views, no einsum parsing.
-        return (unbroadcast(matmul_p.bind(ct, fnp.swapaxes(b, -1, -2)), a),
-                unbroadcast(matmul_p.bind(fnp.swapaxes(a, -1, -2), ct), b))
+        ct_a = lambda: matmul_p.bind(ct, fnp.swapaxes(b, -1, -2))
+        ct_b = lambda: matmul_p.bind(fnp.swapaxes(a, -1, -2), ct)
     # Vector-matrix products (per-example gradients hit them under vmap):
     # the outer product as a matmul with an inner size of 1 batches into one
     # BLAS call, where an einsum would become a broadcast multiply.
-    if len(sa) == 1 and len(sb) == 2:
-        return (unbroadcast(matmul_p.bind(b, ct), a),
-                unbroadcast(matmul_p.bind(fnp.expand_dims(a, 1), fnp.expand_dims(ct, 0)), b))
-    if len(sa) == 2 and len(sb) == 1:
-        return (unbroadcast(matmul_p.bind(fnp.expand_dims(ct, 1), fnp.expand_dims(b, 0)), a),
-                unbroadcast(matmul_p.bind(ct, a), b))
-    spec = _matmul_spec(sa, sb)
-    return _operand_ct(ct, (a, b), spec, 0), _operand_ct(ct, (a, b), spec, 1)
+    elif len(sa) == 1 and len(sb) == 2:
+        ct_a = lambda: matmul_p.bind(b, ct)
+        ct_b = lambda: matmul_p.bind(fnp.expand_dims(a, 1), fnp.expand_dims(ct, 0))
+    elif len(sa) == 2 and len(sb) == 1:
+        ct_a = lambda: matmul_p.bind(fnp.expand_dims(ct, 1), fnp.expand_dims(b, 0))
+        ct_b = lambda: matmul_p.bind(ct, a)
+    else:
+        spec = _matmul_spec(sa, sb)
+        return tuple(_operand_ct(ct, (a, b), spec, i) if needed[i] else None for i in (0, 1))
+    return (unbroadcast(ct_a(), a) if needed[0] else None,
+            unbroadcast(ct_b(), b) if needed[1] else None)
 
 
 def matmul(a: Any, b: Any) -> Any:
