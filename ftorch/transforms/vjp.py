@@ -10,6 +10,7 @@ jvp of grad and so on. Cotangents of ``None`` are symbolic zeros.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -89,35 +90,32 @@ class VJPTrace(Trace):
 
 def backward(roots: list, cotangents: list, inputs: list[Node]) -> list:
     """Propagate ``cotangents`` from the ``roots`` ((node, index) pairs) back
-    to the ``inputs`` nodes; returns one cotangent (or ``None``) per input."""
-    nodes, seen, stack = [], set(), [r[0] for r in roots]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        nodes.append(node)
-        stack.extend(p[0] for p in node.parents if p is not None)
-    nodes.sort(key=lambda n: n.seq, reverse=True)
+    to the ``inputs`` nodes; returns one cotangent (or ``None``) per input.
 
+    Nodes that have received a cotangent wait on a heap, latest first: a
+    node's consumers were all created after it, so by the time it comes up
+    every contribution to its cotangent is in. Nodes no cotangent reaches
+    are never visited."""
     acc: dict[int, list] = {}
+    ready: list = []  # (-seq, node): a max-heap on creation order
 
     def accumulate(node: Node, index: int, ct: Any) -> None:
         slots = acc.get(id(node))
         if slots is None:
-            n_out = len(node.out) if node.prim is not None and node.prim.multiple_results else 1
-            slots = acc[id(node)] = [None] * n_out
+            if node.prim is None:  # an input: its cotangent is the result
+                slots = acc[id(node)] = [None]
+            else:
+                n_out = len(node.out) if node.prim.multiple_results else 1
+                slots = acc[id(node)] = [None] * n_out
+                heapq.heappush(ready, (-node.seq, node))
         slots[index] = ct if slots[index] is None else fnp.add(slots[index], ct)
 
     for (node, index), ct in zip(roots, cotangents):
         if ct is not None:
             accumulate(node, index, ct)
-    for node in nodes:
-        if node.prim is None:
-            continue
-        cts = acc.pop(id(node), None)
-        if cts is None:
-            continue
+    while ready:
+        node = heapq.heappop(ready)[1]
+        cts = acc.pop(id(node))
         prim = node.prim
         ct = cts if prim.multiple_results else cts[0]
         if prim.vjp_takes_needed:
