@@ -537,10 +537,9 @@ def jit(
                 out_tree = record.out_tree
                 if out_tree is None or out_tree is _UNSET:  # it depends on the shapes
                     out_tree = entry_for(args, kwargs)[0].out_tree
-                return outs[0] if out_tree.is_leaf() else tree.unflatten(out_tree, outs)
+                return _results(out_tree, outs)
         entry, leaves, hoisted = entry_for(args, kwargs)
-        outs = jit_p.bind(*hoisted, *leaves, graph=entry.graph)
-        return outs[0] if entry.out_tree.is_leaf() else tree.unflatten(entry.out_tree, outs)
+        return _results(entry.out_tree, jit_p.bind(*hoisted, *leaves, graph=entry.graph))
 
     jitted.trace_count = 0
     jitted.cache_size = lambda: len(cache)
@@ -581,6 +580,11 @@ class _Compiled:
 
 
 _UNSET = object()
+
+
+def _results(out_tree: Any, outs: list) -> Any:
+    """A jitted function's flat results in its output structure."""
+    return outs[0] if out_tree.is_leaf() else tree.unflatten(out_tree, outs)
 
 
 class _TraceError(Exception):
