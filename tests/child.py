@@ -1,0 +1,28 @@
+"""Run a snippet in a child Python process, for checks whose failure mode is a
+crash (a segfault or an abort kills the child, not the test run) or a hang."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+_PRELUDE = "import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx, numpy as np\n"
+
+
+def run_child(source: str, timeout: float = 120) -> str:
+    """Run ``source`` (with ftorch, ftorch.numpy, mlx.core and numpy imported
+    as ``ft``, ``fnp``, ``mx``, ``np``) in a fresh interpreter; return its
+    stdout. A crash, a hang past ``timeout`` seconds or an uncaught exception
+    fails with the child's output."""
+    code = _PRELUDE + textwrap.dedent(source)
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        raise AssertionError(f"the child process hung for {timeout} s:\n{code}") from e
+    if proc.returncode != 0:
+        raise AssertionError(
+            f"the child process exited with {proc.returncode}:\n{code}\n"
+            f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr[-4000:]}")
+    return proc.stdout
