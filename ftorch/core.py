@@ -14,6 +14,9 @@ levels never mix, which is what rules out perturbation confusion.
 from __future__ import annotations
 
 import inspect
+import os
+import re
+import traceback
 from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any, NamedTuple
@@ -43,8 +46,33 @@ class ShapeDtypeStruct(NamedTuple):
         return len(self.shape)
 
 
+DTYPE_SHORT_NAMES = {
+    mx.bool_: "bool", mx.uint8: "u8", mx.uint16: "u16", mx.uint32: "u32", mx.uint64: "u64",
+    mx.int8: "i8", mx.int16: "i16", mx.int32: "i32", mx.int64: "i64", mx.float16: "f16",
+    mx.bfloat16: "bf16", mx.float32: "f32", mx.float64: "f64", mx.complex64: "c64",
+}
+
+
+def format_aval(aval: ShapeDtypeStruct) -> str:
+    """``f32[2,3]``: a shape and dtype as graphs and error messages print them."""
+    return f"{DTYPE_SHORT_NAMES.get(aval.dtype, str(aval.dtype))}[{','.join(map(str, aval.shape))}]"
+
+
 class LeakedTracerError(Exception):
     """A traced value was used after the transform that made it had finished."""
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_frame(tb: Any = None) -> str:
+    """``file:line (source)`` of the innermost frame outside ftorch: where the
+    user's code is (in the traceback ``tb`` if given, else the current stack)."""
+    frames = traceback.extract_tb(tb) if tb is not None else traceback.extract_stack()
+    for frame in reversed(frames):
+        if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIR + os.sep):
+            return f"{frame.filename}:{frame.lineno} ({frame.line})"
+    return "an unknown place"
 
 
 # ----------------------------------------------------------------------------
@@ -124,8 +152,8 @@ class Primitive:
         if not _stack:  # the eager fast path: no transform is active
             try:
                 return self.impl(*args, **params)
-            except (TypeError, ValueError):
-                _check_no_tracers(args)  # a tracer leaked out of a finished transform
+            except Exception:
+                self._explain_failure(args)
                 raise
         # The innermost (highest-level) transform among the arguments
         # interprets the op. Inlined: this runs for every op under a transform.
@@ -139,13 +167,26 @@ class Primitive:
             # (constants, outer transforms' values) are staged too.
             trace = dynamic.trace_type(dynamic)
         elif trace is None:
-            return self.impl(*args, **params)
+            try:
+                return self.impl(*args, **params)
+            except Exception:
+                self._explain_failure(args)
+                raise
         main = trace.main
         if not main.active:
             raise _leak_error(main)
         return trace.process_primitive(
             self, [a if isinstance(a, Tracer) and a._trace.main is main else trace.full_raise(a)
                    for a in args], params)
+
+    def _explain_failure(self, args: tuple) -> None:
+        """Raise a clearer error than MLX's for operands it refused."""
+        _check_no_tracers(args)  # a tracer leaked out of a finished transform
+        for i, a in enumerate(args):
+            if not isinstance(a, _ARRAY_LIKE):
+                raise TypeError(
+                    f"{self.name}: operand {i} must be an array or a Python scalar, got "
+                    f"{type(a).__name__}: {a!r}")
 
     def abstract_eval(self, *avals: Any, **params: Any) -> Any:
         if self._abstract_eval is not None:
@@ -226,18 +267,60 @@ def _check_no_tracers(args) -> None:
             raise _leak_error(a._trace.main)
 
 
+_ARRAY_LIKE = (mx.array, np.ndarray, np.generic, bool, int, float, complex)
+
+
 def _leak_error(main: MainTrace) -> LeakedTracerError:
     return LeakedTracerError(
-        f"a value traced by {main.trace_type.__name__} (level {main.level}) was used after "
+        f"a value traced by {main.trace_type.transform} (level {main.level}) was used after "
         "that transform finished. Return traced values from the transformed function "
         "instead of storing them in globals or closures."
     )
+
+
+def _foreign_call_message(value: str, callee: str, where: str) -> str:
+    """Why ``callee`` (an MLX or NumPy function) cannot take ``value`` (a traced
+    value), and what to call instead: the ftorch.numpy functions named on the
+    user's line."""
+    fnp = _numpy()
+    called = re.findall(r"\.(\w+)\s*\(", f"{callee} {where}")
+    names = sorted({n for n in called if hasattr(fnp, n)})
+    instead = (", ".join(f"fnp.{n}" for n in names) if names
+               else "the ftorch.numpy function of the same name")
+    return (
+        f"{callee} was given {value} at {where}. MLX and NumPy functions cannot see "
+        "through ftorch's transforms: call ftorch.numpy instead (import ftorch.numpy as "
+        f"fnp; here {instead}). Array operators and methods (x + y, x @ w, x.sum()) work "
+        "on traced values as they are."
+    )
+
+
+def call_traced(f: Callable, *args: Any) -> Any:
+    """Call a function being transformed. MLX functions given a tracer fail
+    in their C++ argument conversion (a signature dump, or ``std::bad_cast``),
+    before any hook of ours runs: those errors are re-raised saying what
+    happened, pointing at the user's line."""
+    try:
+        return f(*args)
+    except (TypeError, RuntimeError) as e:
+        message = str(e)
+        if isinstance(e, TypeError) and "incompatible function arguments" in message \
+                and "Tracer" in message:
+            callee = f"mlx.core.{message.split('(', 1)[0]}()"
+        elif isinstance(e, RuntimeError) and message == "std::bad_cast":
+            callee = "an mlx.core function (it failed to convert an argument: std::bad_cast)"
+        else:
+            raise
+        clearer = TypeError(_foreign_call_message(
+            "a traced value", callee, user_frame(e.__traceback__)))
+        raise clearer.with_traceback(e.__traceback__) from None
 
 
 class Trace:
     """The interpreter of one transform at one level."""
 
     __slots__ = ("main",)
+    transform = "a transform"  # how errors name it: "ft.vmap", ...
 
     def __init__(self, main: MainTrace):
         self.main = main
@@ -250,7 +333,12 @@ class Trace:
     def full_raise(self, val: Any) -> Tracer:
         if not isinstance(val, Tracer):
             # NumPy constants become MLX arrays so rules never mix the two.
-            return self.pure(mx.array(val) if isinstance(val, np.ndarray) else val)
+            if not isinstance(val, (mx.array, bool, int, float, complex)):
+                if not isinstance(val, (np.ndarray, np.generic)):
+                    raise TypeError(f"an operand must be an array or a Python scalar, got "
+                                    f"{type(val).__name__}: {val!r}")
+                val = mx.array(val)
+            return self.pure(val)
         main = val._trace.main
         if main is self.main:
             return val
@@ -270,9 +358,8 @@ class Trace:
 
 
 _CONVERSION_ERROR = (
-    "{what} of a traced array would drop its derivative. Inside transforms, use "
-    "ftorch.numpy ops instead of mlx.core/numpy functions; to read the value on "
-    "purpose, use x.item()."
+    "{what} of {value} would drop its derivative. Inside transforms, use ftorch.numpy ops "
+    "instead of mlx.core/numpy functions; to read the value on purpose, use x.item()."
 )
 
 
@@ -280,6 +367,18 @@ def _numpy():
     from ftorch import numpy as fnp
 
     return fnp
+
+
+# NumPy ufuncs that Python operators on (ndarray, tracer) pairs call, and
+# their ftorch.numpy functions.
+_OPERATOR_UFUNCS = {
+    "add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "divide",
+    "true_divide": "divide", "floor_divide": "floor_divide", "remainder": "remainder",
+    "power": "power", "matmul": "matmul", "bitwise_and": "bitwise_and",
+    "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor", "less": "less",
+    "less_equal": "less_equal", "greater": "greater", "greater_equal": "greater_equal",
+    "equal": "equal", "not_equal": "not_equal",
+}
 
 
 class Tracer:
@@ -290,8 +389,6 @@ class Tracer:
     """
 
     __slots__ = ("_trace",)
-    __array_priority__ = 1000  # NumPy defers binary operators to us
-    __array_ufunc__ = None
 
     # Subclasses define ``aval`` (a ShapeDtypeStruct) and ``concrete``.
     @property
@@ -317,6 +414,14 @@ class Tracer:
             n *= d
         return n
 
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.size
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.size
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d array")
@@ -331,6 +436,15 @@ class Tracer:
         shape = ",".join(map(str, self.shape))
         return f"{type(self).__name__}<{self.dtype}[{shape}], level={self._trace.main.level}>"
 
+    def describe(self) -> str:
+        """What this value is, for error messages: 'a traced f32[3] array (ft.vmap)'."""
+        return f"a traced {format_aval(self.aval)} array ({self._trace.main.trace_type.transform})"
+
+    def _check_live(self) -> None:
+        main = self._trace.main
+        if not main.active:
+            raise _leak_error(main)
+
     # Python control flow needs a concrete value; autodiff tracers have one.
     def concrete(self) -> mx.array:
         raise TypeError(
@@ -338,37 +452,65 @@ class Tracer:
             "data-dependent choices"
         )
 
+    def _concrete(self) -> mx.array:
+        self._check_live()
+        return self.concrete()
+
     def __bool__(self) -> bool:
-        return bool(self.concrete())
+        return bool(self._concrete())
 
     def __int__(self) -> int:
-        return int(self.concrete())
+        return int(self._concrete())
 
     def __index__(self) -> int:
         if is_floating(self.dtype):
             raise TypeError("only integer arrays can be used as an index")
-        return int(self.concrete())
+        return int(self._concrete())
 
     # float(), complex() and NumPy conversion are refused: MLX and NumPy call
     # them implicitly (mx.sin(tracer)), which would silently drop the
     # derivative. Reading a value on purpose is spelled .item().
+    def conversion_error(self, what: str) -> Exception:
+        """The error for ``what`` (float(), a NumPy conversion) on this value."""
+        return TypeError(_CONVERSION_ERROR.format(what=what, value=self.describe()))
+
     def __float__(self) -> float:
-        raise TypeError(_CONVERSION_ERROR.format(what="float()"))
+        self._check_live()
+        raise self.conversion_error("float()")
 
     def __complex__(self) -> complex:
-        raise TypeError(_CONVERSION_ERROR.format(what="complex()"))
+        self._check_live()
+        raise self.conversion_error("complex()")
 
     def __array__(self, dtype=None, copy=None):
-        raise TypeError(_CONVERSION_ERROR.format(what="conversion to a NumPy/MLX array"))
+        self._check_live()
+        raise self.conversion_error("Conversion to a NumPy array")
+
+    def __mlx_array__(self):
+        # MLX calls this when an mlx.core function (mx.exp, mx.array, ...) is
+        # given a tracer: say which value and what to call instead.
+        self._check_live()
+        raise TypeError(_foreign_call_message(self.describe(), "an mlx.core function",
+                                              user_frame()))
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        self._check_live()
+        # Python operators on an (ndarray, tracer) pair arrive here: apply ours.
+        name = _OPERATOR_UFUNCS.get(ufunc.__name__)
+        if name is not None and method == "__call__" and len(inputs) == 2 and not kwargs:
+            return getattr(_numpy(), name)(*inputs)
+        raise TypeError(_foreign_call_message(self.describe(), f"numpy.{ufunc.__name__}",
+                                              user_frame()))
 
     def item(self):
-        return self.concrete().item()
+        return self._concrete().item()
 
     def tolist(self):
-        return self.concrete().tolist()
+        return self._concrete().tolist()
 
     # Indexing and functional updates.
     def __getitem__(self, idx):
+        self._check_live()  # an impl indexing a leaked tracer would recurse
         return _numpy().getitem(self, idx)
 
     def __setitem__(self, idx, value):

@@ -27,7 +27,7 @@ from typing import Any
 
 import mlx.core as mx
 
-from ftorch.core import Primitive, ShapeDtypeStruct
+from ftorch.core import DTYPE_SHORT_NAMES, Primitive, ShapeDtypeStruct, format_aval
 
 
 class Var:
@@ -117,17 +117,6 @@ def aval_of_atom(a: Atom) -> ShapeDtypeStruct:
 # Printing
 # ----------------------------------------------------------------------------
 
-_DTYPE_NAMES = {
-    mx.bool_: "bool", mx.uint8: "u8", mx.uint16: "u16", mx.uint32: "u32", mx.uint64: "u64",
-    mx.int8: "i8", mx.int16: "i16", mx.int32: "i32", mx.int64: "i64", mx.float16: "f16",
-    mx.bfloat16: "bf16", mx.float32: "f32", mx.float64: "f64", mx.complex64: "c64",
-}
-
-
-def format_aval(aval: ShapeDtypeStruct) -> str:
-    return f"{_DTYPE_NAMES.get(aval.dtype, str(aval.dtype))}[{','.join(map(str, aval.shape))}]"
-
-
 def _var_names():
     """a, b, ..., z, ba, bb, ...: short names in order of appearance."""
     letters = "abcdefghijklmnopqrstuvwxyz"
@@ -147,7 +136,7 @@ def _format_param(value: Any) -> str:
     if isinstance(value, Graph):
         return "{ " + format_graph(value, indent="      ") + " }"
     if isinstance(value, mx.Dtype):
-        return _DTYPE_NAMES.get(value, str(value))
+        return DTYPE_SHORT_NAMES.get(value, str(value))
     return repr(value)
 
 

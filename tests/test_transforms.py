@@ -201,7 +201,7 @@ def test_python_control_flow_on_concrete_values():
 
     assert ft.grad(f)(f64(3.0)).item() == 6.0
     assert ft.grad(g)(f64(3.0)).item() == 6.0
-    with pytest.raises(TypeError, match=r"float\(\) of a traced array would drop its derivative"):
+    with pytest.raises(TypeError, match=r"float\(\) of a traced f64\[\] array \(ft.grad/ft.vjp\) would drop its derivative"):
         ft.grad(lambda x: x * float(x))(f64(3.0))
     assert ft.grad(f)(f64(-3.0)).item() == -1.0
     assert ft.grad(ft.grad(f))(f64(3.0)).item() == 2.0
@@ -221,7 +221,7 @@ def test_mlx_array_operators_accept_tracers():
 
 
 def test_mlx_functions_refuse_tracers_instead_of_dropping_derivatives():
-    with pytest.raises((TypeError, ValueError), match="VJPTracer"):
+    with pytest.raises(TypeError, match=r"an mlx.core function was given a traced f32\[2\]"):
         ft.grad(lambda x: mx.sum(mx.sin(x)))(mx.ones(2))
     with pytest.raises((TypeError, ValueError)):
         ft.grad(lambda x: float(np.asarray(x).sum()))(mx.ones(2))

@@ -26,8 +26,6 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import os
-import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -37,7 +35,17 @@ import numpy as np
 from ftorch import core, tree
 from ftorch import numpy as fnp
 from ftorch.config import config
-from ftorch.core import Primitive, ShapeDtypeStruct, Trace, Tracer, aval_of, new_main
+from ftorch.core import (
+    Primitive,
+    ShapeDtypeStruct,
+    Trace,
+    Tracer,
+    aval_of,
+    call_traced,
+    format_aval,
+    new_main,
+    user_frame,
+)
 from ftorch.graph import (
     Eqn,
     Graph,
@@ -46,7 +54,6 @@ from ftorch.graph import (
     aval_of_atom,
     dce,
     evaluate,
-    format_aval,
     lower,
     simplify,
 )
@@ -103,56 +110,47 @@ class _Builder:
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("var",)
+    # ``atom``, not ``var``: a slot would hide the array method of that name.
+    __slots__ = ("atom",)
 
-    def __init__(self, trace: Trace, var: Var | Literal):
+    def __init__(self, trace: Trace, atom: Var | Literal):
         self._trace = trace
-        self.var = var
+        self.atom = atom
 
     @property
     def aval(self) -> ShapeDtypeStruct:
-        return aval_of_atom(self.var)
+        return aval_of_atom(self.atom)
+
+    def describe(self) -> str:
+        return f"{super().describe()[:-1]}, {self._origin()})"
+
+    def _origin(self) -> str:
+        inputs = self._trace.main.global_data.inputs_behind(self.atom)
+        return f"computed from {', '.join(inputs)}" if inputs else "a constant"
 
     def concrete(self):
         raise ConcretizationError(self._concretization_message())
 
     # Under jit these conversions fail for want of a value, not to protect a
     # derivative: say so.
-    def __float__(self) -> float:
-        raise ConcretizationError(self._concretization_message("float()"))
-
-    def __complex__(self) -> complex:
-        raise ConcretizationError(self._concretization_message("complex()"))
-
-    def __array__(self, dtype=None, copy=None):
-        raise ConcretizationError(self._concretization_message(
-            "Conversion to a NumPy/MLX array (an mlx.core or numpy function called on it?)"))
+    def conversion_error(self, what: str) -> Exception:
+        return ConcretizationError(self._concretization_message(what))
 
     def _concretization_message(self, what: str = "Python control flow, bool(), int() "
                                 "or .item()") -> str:
         builder: _Builder = self._trace.main.global_data
-        inputs = builder.inputs_behind(self.var)
-        origin = (f"computed from {', '.join(inputs)}" if inputs else "a constant")
         return (
             f"{what} needs the concrete value of an abstract {format_aval(self.aval)} array "
-            f"({origin}) while ft.jit traces {builder.fname!r}, at {_user_frame()}. Under jit "
-            "only shapes and dtypes are known. Mark Python-level arguments static "
+            f"({self._origin()}) while ft.jit traces {builder.fname!r}, at {user_frame()}. "
+            "Under jit only shapes and dtypes are known. Mark Python-level arguments static "
             "(static_argnums= / static_argnames=), select data-dependently with "
             "ftorch.numpy.where, or move the value-dependent code out of the jitted function."
         )
 
 
-def _user_frame() -> str:
-    """The innermost stack frame outside ftorch: where the user's code is."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for frame in reversed(traceback.extract_stack()):
-        if not os.path.abspath(frame.filename).startswith(package + os.sep):
-            return f"{frame.filename}:{frame.lineno} ({frame.line})"
-    return "an unknown place"
-
-
 class StagingTrace(Trace):
     __slots__ = ()
+    transform = "ft.jit"
 
     def pure(self, val: Any) -> StagingTracer:
         if isinstance(val, (bool, int, float, complex)):
@@ -162,7 +160,7 @@ class StagingTrace(Trace):
     lift = pure  # a lower transform's tracer: a constant here, hoisted to an input later
 
     def process_primitive(self, prim, tracers, params):
-        inputs = [t.var for t in tracers]
+        inputs = [t.atom for t in tracers]
         avals = [a.value if isinstance(a, Literal) else a.aval for a in inputs]
         out = prim.abstract_eval(*avals, **params)
         outs = [Var(a) for a in (out if prim.multiple_results else [out])]
@@ -186,12 +184,12 @@ def stage(f: Callable, in_avals: Sequence[ShapeDtypeStruct], fname: str = "<func
     with new_main(StagingTrace, builder, dynamic=True) as main:
         trace = StagingTrace(main)
         builder.in_vars = [Var(ShapeDtypeStruct(tuple(a.shape), a.dtype)) for a in in_avals]
-        outs = f([StagingTracer(trace, v) for v in builder.in_vars])
+        outs = call_traced(f, [StagingTracer(trace, v) for v in builder.in_vars])
         out_atoms = []
         for o in outs:
             if isinstance(o, (bool, int, float, complex)):
                 o = mx.array(o)
-            out_atoms.append(trace.full_raise(o).var)
+            out_atoms.append(trace.full_raise(o).atom)
     if mx.random.state[0] is not random_state:
         raise RuntimeError(
             f"ft.jit: {fname!r} draws from MLX's global random state (mx.random.* without "

@@ -12,7 +12,15 @@ from typing import Any
 
 from ftorch import numpy as fnp
 from ftorch import tree
-from ftorch.core import ShapeDtypeStruct, Trace, Tracer, aval_of, is_floating, new_main
+from ftorch.core import (
+    ShapeDtypeStruct,
+    Trace,
+    Tracer,
+    aval_of,
+    call_traced,
+    is_floating,
+    new_main,
+)
 from ftorch.transforms import _util
 from ftorch.transforms.vmap import vmap
 
@@ -41,6 +49,7 @@ class JVPTracer(Tracer):
 
 class JVPTrace(Trace):
     __slots__ = ()
+    transform = "ft.jvp"
 
     def pure(self, val: Any) -> JVPTracer:
         return JVPTracer(self, val, None)
@@ -65,7 +74,7 @@ def jvp_flat(f: Callable, primals: list, tangents: list) -> tuple[list, list]:
     forward with tangents; zero tangents come back as ``None``."""
     with new_main(JVPTrace) as main:
         trace = JVPTrace(main)
-        outs = f([JVPTracer(trace, p, t) for p, t in zip(primals, tangents)])
+        outs = call_traced(f, [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)])
         out_primals, out_tangents = [], []
         for o in outs:
             if isinstance(o, Tracer) and o._trace.main is main:

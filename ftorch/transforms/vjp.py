@@ -17,7 +17,15 @@ from typing import Any
 
 from ftorch import numpy as fnp
 from ftorch import tree
-from ftorch.core import ShapeDtypeStruct, Trace, Tracer, aval_of, is_floating, new_main
+from ftorch.core import (
+    ShapeDtypeStruct,
+    Trace,
+    Tracer,
+    aval_of,
+    call_traced,
+    is_floating,
+    new_main,
+)
 from ftorch.transforms import _util
 from ftorch.transforms.jvp import _per_argnums, jacfwd
 from ftorch.transforms.vmap import vmap
@@ -64,6 +72,7 @@ class VJPTracer(Tracer):
 
 class VJPTrace(Trace):
     __slots__ = ()
+    transform = "ft.grad/ft.vjp"
 
     def pure(self, val: Any) -> VJPTracer:
         return VJPTracer(self, val, None)
@@ -138,7 +147,7 @@ def vjp_flat(f: Callable, primals: list) -> tuple[list, Callable, Any]:
     with new_main(VJPTrace) as main:
         trace = VJPTrace(main)
         inputs = [Node(None, None, None, p, ()) for p in primals]
-        outs, extra = f([VJPTracer(trace, p, n) for p, n in zip(primals, inputs)])
+        outs, extra = call_traced(f, [VJPTracer(trace, p, n) for p, n in zip(primals, inputs)])
         out_primals, roots = [], []
         for o in outs:
             if isinstance(o, Tracer) and o._trace.main is main:

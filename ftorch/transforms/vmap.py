@@ -13,7 +13,15 @@ from typing import Any
 
 from ftorch import numpy as fnp
 from ftorch import tree
-from ftorch.core import ShapeDtypeStruct, Trace, Tracer, aval_of, new_main
+from ftorch.core import (
+    ShapeDtypeStruct,
+    Trace,
+    Tracer,
+    aval_of,
+    call_traced,
+    new_main,
+    user_frame,
+)
 from ftorch.primitives._rules import move_bdim
 from ftorch.transforms import _util
 
@@ -43,13 +51,23 @@ class BatchTracer(Tracer):
     ndim = property(lambda self: self.val.ndim - (self.bdim is not None))
 
     def concrete(self):
-        raise TypeError(
-            f"{self!r} varies over a vmapped axis, so it has no single concrete value; "
-            "use ftorch.numpy.where for data-dependent choices")
+        raise TypeError(self._varies_message("Python control flow, bool(), int() or .item()"))
+
+    def conversion_error(self, what: str) -> Exception:
+        if self.bdim is None:
+            return super().conversion_error(what)
+        return TypeError(self._varies_message(what))
+
+    def _varies_message(self, what: str) -> str:
+        return (
+            f"{what} needs one concrete value, but {self.describe()} varies over the mapped "
+            f"axis (at {user_frame()}). Select per example with ftorch.numpy.where, or "
+            "compute the value outside ft.vmap.")
 
 
 class BatchTrace(Trace):
     __slots__ = ()
+    transform = "ft.vmap"
 
     @property
     def axis_size(self) -> int:
@@ -79,7 +97,8 @@ def batch_flat(f: Callable, vals: list, dims: list, axis_size: int) -> tuple[lis
     their batch axes (``None`` for outputs that do not vary)."""
     with new_main(BatchTrace, axis_size) as main:
         trace = BatchTrace(main)
-        outs = f([x if d is None else BatchTracer(trace, x, d) for x, d in zip(vals, dims)])
+        outs = call_traced(
+            f, [x if d is None else BatchTracer(trace, x, d) for x, d in zip(vals, dims)])
         out_vals, out_dims = [], []
         for o in outs:
             if isinstance(o, Tracer) and o._trace.main is main:
