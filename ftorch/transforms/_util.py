@@ -11,6 +11,13 @@ from ftorch import tree
 from ftorch.core import Tracer, as_array, aval_of, is_floating
 
 
+def check_callable(f: Any, fname: str) -> None:
+    """Transforms take functions: say so when given something else."""
+    if not callable(f):
+        raise TypeError(f"{fname}: expected a function to transform, got "
+                        f"{type(f).__name__}: {f!r}")
+
+
 def normalize_argnums(argnums: int | Sequence[int], nargs: int, fname: str) -> tuple[int, ...]:
     """Check ``argnums`` against the call's positional arguments."""
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
@@ -25,6 +32,8 @@ def normalize_argnums(argnums: int | Sequence[int], nargs: int, fname: str) -> t
                 f"{fname}: argnums={argnums!r} is out of range for a call with {nargs} "
                 f"positional argument{'s' if nargs != 1 else ''}"
             )
+        if n % nargs in out:
+            raise ValueError(f"{fname}: argnums={argnums!r} names argument {n % nargs} twice")
         out.append(n % nargs)
     return tuple(out)
 

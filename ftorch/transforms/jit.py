@@ -57,6 +57,7 @@ from ftorch.graph import (
     lower,
     simplify,
 )
+from ftorch.transforms import _util
 from ftorch.transforms.jvp import jvp_flat
 from ftorch.transforms.vjp import vjp_flat
 from ftorch.transforms.vmap import batch_flat
@@ -359,6 +360,14 @@ def _normalize_static(f: Callable, static_argnums, static_argnames) -> tuple[tup
     return tuple(sorted(set(nums))), tuple(sorted(set(names)))
 
 
+def _defaulted_params(f: Callable) -> set[str]:
+    try:
+        return {p.name for p in inspect.signature(f).parameters.values()
+                if p.default is not p.empty}
+    except (TypeError, ValueError):
+        return set()
+
+
 def _arg_names(f: Callable, nargs: int) -> list[str]:
     try:
         params = [p for p in inspect.signature(f).parameters.values()
@@ -395,8 +404,7 @@ def jit(
     >>> f.trace_count
     1
     """
-    if not callable(f):
-        raise TypeError(f"jit: expected a function, got {type(f).__name__}")
+    _util.check_callable(f, "jit")
     nums, names = _normalize_static(f, static_argnums, static_argnames)
     donate = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
     for n in donate:
@@ -405,6 +413,7 @@ def jit(
                              "non-static positional argument")
     donate_max = max((n if n >= 0 else -n - 1 for n in donate), default=-1)
     fname = getattr(f, "__qualname__", repr(f))
+    defaulted = _defaulted_params(f)
     cache: dict[tuple, _Entry] = {}
     last_keys: list[tuple] = []
 
@@ -427,7 +436,9 @@ def jit(
 
     def _statics(args: tuple, kwargs: dict) -> tuple:
         for i in nums:
-            if i >= len(args) and _arg_names(f, i + 1)[i] not in kwargs:
+            # Left out, a static parameter with a default takes it (as in JAX).
+            name = _arg_names(f, i + 1)[i]
+            if i >= len(args) and name not in kwargs and name not in defaulted:
                 raise ValueError(f"jit: static_argnums contains {i}, but {fname!r} was called "
                                  f"with {len(args)} positional arguments")
         # Keyed with their types too: 2 and 2.0 are equal but trace differently.
@@ -676,6 +687,7 @@ def make_graph(f: Callable, static_argnums: int | Sequence[int] = ()) -> Callabl
       d:f32[] = sum[axes=(0,), keepdims=False] c
       return d
     """
+    _util.check_callable(f, "make_graph")
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     fname = getattr(f, "__qualname__", repr(f))
 
@@ -706,6 +718,7 @@ def eval_shape(f: Callable, *args: Any, **kwargs: Any) -> Any:
     >>> ft.eval_shape(lambda x: fnp.outer(x, x), ft.ShapeDtypeStruct((3,), mx.float32))
     ShapeDtypeStruct(shape=(3, 3), dtype=mlx.core.float32)
     """
+    _util.check_callable(f, "eval_shape")
     avals, treedef = _abstract_leaves((args, kwargs), "eval_shape")
     out_tree = []
 

@@ -99,6 +99,7 @@ def jvp(
     >>> y.item(), dy.item()
     (9.0, 6.0)
     """
+    _util.check_callable(f, "jvp")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primals and tangents must be tuples (or lists) of arguments")
     if len(primals) != len(tangents):
@@ -153,6 +154,7 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     >>> f_jvp(mx.array(2.0)).item()
     2.0
     """
+    _util.check_callable(f, "linearize")
     # The output alone: a forward pass with no tangent work.
     p_leaves, p_tree = _util.flatten_arrays(tuple(primals), "primals")
     out_tree = []
@@ -185,6 +187,7 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     >>> ft.jacfwd(lambda x: x ** 2)(mx.array([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
     """
+    _util.check_callable(f, "jacfwd")
 
     def jacobian(*args, **kwargs):
         nums = _util.normalize_argnums(argnums, len(args), "jacfwd")

@@ -192,6 +192,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     >>> pullback(mx.array(1.0))[0].item()
     6.0
     """
+    _util.check_callable(f, "vjp")
     p_leaves, p_tree, out_leaves, o_tree, flat_pullback, aux = _trace_for_vjp(
         f, primals, has_aux, "vjp")
 
@@ -226,6 +227,7 @@ def value_and_grad(
     >>> value.item(), g.tolist()
     (5.0, [2.0, 4.0])
     """
+    _util.check_callable(f, "value_and_grad")
 
     def value_and_grad_f(*args, **kwargs):
         nums = _util.normalize_argnums(argnums, len(args), "grad")
@@ -271,6 +273,7 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -
     >>> ft.grad(ft.grad(fnp.cos))(mx.array(0.0)).item()
     -1.0
     """
+    _util.check_callable(f, "grad")
     vg = value_and_grad(f, argnums, has_aux)
 
     def grad_f(*args, **kwargs):
@@ -289,6 +292,7 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     >>> ft.jacrev(lambda x: x ** 2)(mx.array([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
     """
+    _util.check_callable(f, "jacrev")
     def jacobian(*args, **kwargs):
         nums = _util.normalize_argnums(argnums, len(args), "jacrev")
         d_leaves, d_tree = _util.flatten_arrays(tuple(args[n] for n in nums), "args")
@@ -329,4 +333,5 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     >>> ft.hessian(lambda x: (x ** 3).sum())(mx.array([1.0, 2.0])).tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     """
+    _util.check_callable(f, "hessian")
     return jacfwd(jacrev(f, argnums), argnums)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import mlx.core as mx
+
 from ftorch import numpy as fnp
 from ftorch import tree
 from ftorch.core import (
@@ -144,17 +146,33 @@ def vmap(
 
     ``in_axes`` is an int, ``None`` (not mapped), or a tuple with one entry
     per positional argument, each a pytree prefix of that argument; likewise
-    ``out_axes`` for the outputs. ``axis_size`` gives the batch size when no
-    argument is mapped. ``chunk_size`` evaluates the batch ``chunk_size``
-    examples at a time and concatenates (bounded memory for huge batches).
+    ``out_axes`` for the outputs. Keyword arguments are always mapped over
+    their axis 0 (``in_axes`` applies to positional arguments only, as in
+    JAX): pass unmapped values positionally with ``None``, or close over them.
+    ``axis_size`` gives the batch size when no argument is mapped.
+    ``chunk_size`` evaluates the batch ``chunk_size`` examples at a time and
+    concatenates (bounded memory for huge batches).
+
+    Inside ``f``, MLX's global random state (``mx.random.*`` without
+    ``key=``) is refused: it would give every example the same numbers.
 
     >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
     >>> dot = lambda x, y: fnp.sum(x * y)
     >>> ft.vmap(dot, in_axes=(0, None))(mx.ones((3, 2)), mx.ones(2)).tolist()
     [2.0, 2.0, 2.0]
+    >>> ft.vmap(dot)(mx.ones((3, 2)), y=mx.ones((3, 2))).tolist()  # y is mapped too
+    [2.0, 2.0, 2.0]
     """
-    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+    _util.check_callable(f, "vmap")
+    if chunk_size is not None and (type(chunk_size) is not int or chunk_size < 1):
         raise ValueError(f"vmap: chunk_size must be a positive int, got {chunk_size!r}")
+    if axis_size is not None and (not isinstance(axis_size, int) or isinstance(axis_size, bool)
+                                  or axis_size < 0):
+        raise TypeError(f"vmap: axis_size must be a non-negative int or None, got "
+                        f"{axis_size!r}")
+    if in_axes is not None and not isinstance(in_axes, (int, tuple, list)):
+        raise TypeError(f"vmap: in_axes must be an int, None, or a tuple/list with one entry "
+                        f"per positional argument, got {in_axes!r}")
 
     def batched_f(*args, **kwargs):
         axes_spec = tuple(in_axes) if isinstance(in_axes, list) else in_axes
@@ -162,8 +180,9 @@ def vmap(
             raise ValueError(
                 f"vmap: in_axes has {len(axes_spec)} entries but the function was called "
                 f"with {len(args)} positional arguments")
-        leaves, args_tree = _util.flatten_arrays(args, "args")
-        axes = _broadcast_prefix(axes_spec, args, "in_axes")
+        leaves, args_tree = _util.flatten_arrays((args, kwargs), "arguments")
+        axes = _broadcast_prefix(axes_spec, args, "in_axes") + [0] * (
+            len(leaves) - len(tree.leaves(args)))
         size = axis_size
         norm_axes = []
         for i, (leaf, ax) in enumerate(zip(leaves, axes)):
@@ -172,17 +191,16 @@ def vmap(
                 continue
             shape = aval_of(leaf).shape
             if not -len(shape) <= ax < len(shape):
-                name = _util.leaf_names(args_tree, "args")[i]
-                raise ValueError(
-                    f"vmap: in_axes {ax} is out of range for {name} of shape {shape}")
+                raise ValueError(f"vmap: in_axes {ax} is out of range for "
+                                 f"{_arg_names(args_tree)[i]} of shape {shape}")
             ax %= len(shape)
             n = shape[ax]
             if size is None:
                 size = n
             elif n != size:
-                names = _util.leaf_names(args_tree, "args")
                 sizes = {nm: aval_of(lf).shape[a % aval_of(lf).ndim]
-                         for nm, lf, a in zip(names, leaves, axes) if a is not None}
+                         for nm, lf, a in zip(_arg_names(args_tree), leaves, axes)
+                         if a is not None}
                 raise ValueError(
                     f"vmap: mapped axes have inconsistent sizes: {sizes}"
                     + (f" (axis_size={axis_size})" if axis_size is not None else ""))
@@ -190,15 +208,25 @@ def vmap(
         if size is None:
             raise ValueError("vmap: no argument is mapped (all in_axes are None); "
                              "pass axis_size to say how many times to map")
+        random_state = mx.random.state[0]
         if chunk_size is not None and chunk_size < size:
-            return _chunked(leaves, norm_axes, args_tree, size, kwargs)
-        return _run(leaves, norm_axes, args_tree, size, kwargs)
+            out = _chunked(leaves, norm_axes, args_tree, size)
+        else:
+            out = _run(leaves, norm_axes, args_tree, size)
+        if mx.random.state[0] is not random_state:
+            raise RuntimeError(
+                f"vmap: {getattr(f, '__qualname__', f)!r} draws from MLX's global random "
+                "state (mx.random.* without key=), which would give every example the same "
+                "numbers. Pass keys instead (mx.random.split(key, n), mapped over axis 0) "
+                "and draw with key=.")
+        return out
 
-    def _run(leaves, axes, args_tree, size, kwargs):
+    def _run(leaves, axes, args_tree, size):
         out_info = []
 
         def flat_f(tracers):
-            out = f(*tree.unflatten(args_tree, tracers), **kwargs)
+            args, kwargs = tree.unflatten(args_tree, tracers)
+            out = f(*args, **kwargs)
             out_leaves, out_tree = _util.flatten_arrays(out, "output")
             out_info.append((out_tree, _broadcast_prefix(out_axes, out, "out_axes")))
             return out_leaves
@@ -221,7 +249,7 @@ def vmap(
             results.append(move_bdim(val, bdim, ax % ndim, size))
         return tree.unflatten(out_tree, results)
 
-    def _chunked(leaves, axes, args_tree, size, kwargs):
+    def _chunked(leaves, axes, args_tree, size):
         from ftorch.primitives.shape import static_slice
 
         pieces = []
@@ -229,7 +257,7 @@ def vmap(
             stop = min(start + chunk_size, size)
             chunk = [x if ax is None else static_slice(
                 x, (slice(None),) * ax + (slice(start, stop),)) for x, ax in zip(leaves, axes)]
-            pieces.append(_run(chunk, axes, args_tree, stop - start, kwargs))
+            pieces.append(_run(chunk, axes, args_tree, stop - start))
         out_tree = tree.structure(pieces[0])
         spec = _broadcast_prefix(out_axes, pieces[0], "out_axes")
         columns = zip(*[tree.leaves(p) for p in pieces])
@@ -238,3 +266,9 @@ def vmap(
         return tree.unflatten(out_tree, joined)
 
     return batched_f
+
+
+def _arg_names(args_tree: Any) -> list[str]:
+    """'args[0]['w']', 'kwargs['y']': each leaf of an (args, kwargs) tree."""
+    return [("args" if path[0] == 0 else "kwargs") + "".join(f"[{p!r}]" for p in path[1:])
+            for path in args_tree.paths()]
