@@ -102,6 +102,9 @@ class Primitive:
     - ``abstract_eval(*avals, **params)``: the shape/dtype rule. By default it
       runs ``impl`` on lazy MLX placeholders, which computes nothing (MLX is
       lazy) and agrees with MLX's own shape inference by construction.
+    - ``elementwise``: its operands broadcast and promote to one dtype
+      elementwise, so a weakly typed scalar operand (a Python scalar passed to
+      ``jit``) takes the dtype of the others.
 
     Rules are written with ftorch ops, so they are differentiable themselves.
     ``params`` are static, hashable keyword arguments (axes, shapes, dtypes).
@@ -109,7 +112,7 @@ class Primitive:
 
     __slots__ = (
         "name", "impl", "jvp", "_vjp", "vjp_takes_needed", "vjp_fwd", "batch",
-        "_abstract_eval", "multiple_results",
+        "_abstract_eval", "multiple_results", "elementwise",
     )
 
     def __init__(
@@ -122,6 +125,7 @@ class Primitive:
         batch: Callable | None = None,
         abstract_eval: Callable | None = None,
         multiple_results: bool = False,
+        elementwise: bool = False,
     ):
         if name in registry:
             raise ValueError(f"primitive {name!r} is defined twice")
@@ -133,6 +137,7 @@ class Primitive:
         self.batch = batch
         self._abstract_eval = abstract_eval
         self.multiple_results = multiple_results
+        self.elementwise = elementwise
         registry[name] = self
 
     def __repr__(self) -> str:

@@ -636,12 +636,35 @@ def test_concretization_of_constant_and_under_grad(uncompiled):
 
 def test_non_array_argument_not_static(uncompiled):
     jf = ft.jit(lambda x, n: x * n)
-    for bad in (2.0, 3, "a"):
+    for bad in ("a", object()):
         with pytest.raises(TypeError, match=r"argument n .*static_argnums"):
             jf(mx.array([1.0]), bad)
     with pytest.raises(TypeError, match=r"argument n .*static_argnums"):
-        jf(mx.array([1.0]), n=2.0)
+        jf(mx.array([1.0]), n="b")
     assert jf.trace_count == 0
+
+
+def test_python_scalars_are_traced_weakly_typed(uncompiled):
+    step = ft.jit(lambda p, g, lr: p - lr * g)
+    p16 = mx.ones(3, mx.float16)
+    out = step(p16, p16, 0.5)
+    assert out.dtype == mx.float16 and out.tolist() == [0.5] * 3
+    assert step(p16, p16, 0.25).tolist() == [0.75] * 3
+    assert step(p16, p16, lr=0.125).dtype == mx.float16
+    assert step.trace_count == 2  # positional, then keyword: the value never retraces
+    f = ft.jit(lambda x, n: x * (n * 2 + 1))  # weak arithmetic stays weak
+    for x, n in [(mx.ones(2, mx.float16), 3), (mx.ones(2, mx.int8), 3),
+                 (mx.arange(3), 2.5), (mx.ones(2, mx.bfloat16), 0.5)]:
+        eager = x * (n * 2 + 1)
+        got = f(x, n)
+        assert got.dtype == eager.dtype
+        np.testing.assert_array_equal(np.array(got.astype(mx.float32)),
+                                      np.array(eager.astype(mx.float32)))
+    g = ft.jit(lambda x, n: x + fnp.sqrt(n))  # as eager: mx.sqrt(2.0) is float32
+    assert g(p16, 2.0).dtype == (p16 + fnp.sqrt(2.0)).dtype == mx.float32
+    # Under grad, the scalar is a constant of the jitted function.
+    grad = ft.grad(lambda x, lr: fnp.sum(step(x, x, lr)))(mx.ones(3), 0.5)
+    assert grad.tolist() == [0.5] * 3
 
 
 def test_unhashable_static_argument(uncompiled):

@@ -50,7 +50,7 @@ def _unary_doc(name: str, example: str = "0.5") -> str:
 def _unary(name: str, impl: Callable, derivative: Callable | None, example: str = "0.5"):
     """A unary primitive with ``derivative(x, y) -> f'(x)``; ``None`` means the
     derivative is zero almost everywhere (floor, sign, ...)."""
-    prim = Primitive(name, impl)
+    prim = Primitive(name, impl, elementwise=True)
     prim.batch = batch_unary(prim)
 
     if derivative is None:
@@ -77,7 +77,7 @@ def _unary(name: str, impl: Callable, derivative: Callable | None, example: str 
 
 def _linear_unary(name: str, impl: Callable):
     """A unary primitive that is linear: its JVP and VJP apply itself."""
-    prim = Primitive(name, impl)
+    prim = Primitive(name, impl, elementwise=True)
     prim.batch = batch_unary(prim)
     prim.jvp = lambda primals, tangents: (prim.bind(*primals), prim.bind(*tangents))
     prim.vjp = lambda ct, out, x: (prim.bind(ct),)
@@ -163,7 +163,7 @@ def _binary_doc(name: str) -> str:
 def _binary(name: str, impl: Callable, jvp: Callable | None, vjp: Callable | None):
     """A binary primitive; ``None`` rules mean not differentiable (bool or
     integer results, or a derivative that is zero almost everywhere)."""
-    prim = Primitive(name, impl)
+    prim = Primitive(name, impl, elementwise=True)
     prim.batch = batch_nary(prim)
     if jvp is None:
         prim.jvp = lambda primals, tangents: (prim.bind(*primals), None)
@@ -370,7 +370,7 @@ def _where_vjp(ct, out, cond, x, y, *, needed):
             unbroadcast(where_p.bind(cond, zeros, ct), y) if needed[2] else None)
 
 
-where_p = Primitive("where", mx.where, jvp=_where_jvp, vjp=_where_vjp)
+where_p = Primitive("where", mx.where, jvp=_where_jvp, vjp=_where_vjp, elementwise=True)
 where_p.batch = batch_nary(where_p)
 
 

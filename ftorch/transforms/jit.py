@@ -86,6 +86,9 @@ class _Builder:
         self.in_vars: list[Var] = []
         self.eqns: list[Eqn] = []
         self.consts: dict[int, tuple[Var, Any]] = {}  # id(value) -> (var, value)
+        # Variables of weak type: Python scalars passed as arguments, and
+        # elementwise results of those alone (JAX's weak_type).
+        self.weak: set[int] = set()
 
     def const_var(self, value: Any) -> Var:
         entry = self.consts.get(id(value))
@@ -161,21 +164,52 @@ class StagingTrace(Trace):
     lift = pure  # a lower transform's tracer: a constant here, hoisted to an input later
 
     def process_primitive(self, prim, tracers, params):
+        builder = self.main.global_data
         inputs = [t.atom for t in tracers]
+        weak_out = False
+        if builder.weak and prim.elementwise:
+            inputs, weak_out = self._promote_weak(inputs)
         avals = [a.value if isinstance(a, Literal) else a.aval for a in inputs]
         out = prim.abstract_eval(*avals, **params)
         outs = [Var(a) for a in (out if prim.multiple_results else [out])]
-        self.main.global_data.eqns.append(Eqn(prim, inputs, params, outs))
+        builder.eqns.append(Eqn(prim, inputs, params, outs))
+        if weak_out:
+            builder.weak.update(id(v) for v in outs)
         tracers = [StagingTracer(self, v) for v in outs]
         return tracers if prim.multiple_results else tracers[0]
 
+    def _promote_weak(self, inputs: list) -> tuple[list, bool]:
+        """Cast weakly typed operands of an elementwise op to the dtype a
+        Python scalar would take beside the other operands (so ``x * lr``
+        keeps ``x``'s float16). Arithmetic on weak operands alone stays weak,
+        as Python's does on scalars; a unary op's result is strong, as MLX's
+        is on a Python scalar (``mx.sqrt(2.0)`` is a float32 array)."""
+        weak_ids = self.main.global_data.weak
+        weak = [isinstance(a, Var) and id(a) in weak_ids for a in inputs]
+        if not any(weak):
+            return inputs, False
+        strong = [a.aval.dtype for a, w in zip(inputs, weak)
+                  if isinstance(a, Var) and not w]
+        if not strong:  # weak operands and Python scalars only
+            return inputs, len(inputs) > 1
+        out = list(inputs)
+        for i, (a, w) in enumerate(zip(inputs, weak)):
+            if w:
+                target = fnp.result_type(*strong, _WEAK_SAMPLES[_kind(a.aval.dtype)])
+                if target != a.aval.dtype:
+                    out[i] = fnp.astype(StagingTracer(self, a), target).atom
+        return out, False
+
 
 def stage(f: Callable, in_avals: Sequence[ShapeDtypeStruct], fname: str = "<function>",
-          in_names: Sequence[str] | None = None) -> tuple[Graph, list]:
+          in_names: Sequence[str] | None = None,
+          weak: Sequence[bool] = ()) -> tuple[Graph, list]:
     """Trace ``f`` (a list of leaves -> a list of leaves) into a graph.
 
-    Returns the graph and the values of its leading inputs that stand for
-    tracers of enclosing transforms that ``f`` closed over (hoisted from
+    ``weak[i]`` marks input ``i`` as weakly typed (a Python scalar argument):
+    in elementwise ops it takes the other operands' dtype, as the scalar
+    would. Returns the graph and the values of its leading inputs that stand
+    for tracers of enclosing transforms that ``f`` closed over (hoisted from
     constants to inputs, so that those transforms see them); the graph's
     other inputs are ``f``'s.
     """
@@ -185,6 +219,7 @@ def stage(f: Callable, in_avals: Sequence[ShapeDtypeStruct], fname: str = "<func
     with new_main(StagingTrace, builder, dynamic=True) as main:
         trace = StagingTrace(main)
         builder.in_vars = [Var(ShapeDtypeStruct(tuple(a.shape), a.dtype)) for a in in_avals]
+        builder.weak.update(id(v) for v, w in zip(builder.in_vars, weak) if w)
         outs = call_traced(f, [StagingTracer(trace, v) for v in builder.in_vars])
         out_atoms = []
         for o in outs:
@@ -201,6 +236,19 @@ def stage(f: Callable, in_avals: Sequence[ShapeDtypeStruct], fname: str = "<func
     graph = Graph([v for v, _ in hoisted] + builder.in_vars, [v for v, _ in consts],
                   [c for _, c in consts], builder.eqns, out_atoms)
     return graph, [c for _, c in hoisted]
+
+
+# A Python scalar of each kind, to ask MLX's promotion what dtype a weakly
+# typed operand takes beside others.
+_WEAK_SAMPLES = {"bool": False, "int": 0, "float": 0.0, "complex": 0j}
+
+
+def _kind(dtype: mx.Dtype) -> str:
+    if dtype == mx.bool_:
+        return "bool"
+    if dtype == mx.complex64:
+        return "complex"
+    return "float" if core.is_floating(dtype) else "int"
 
 
 # ----------------------------------------------------------------------------
@@ -387,7 +435,10 @@ def jit(
     (argument structure, shapes, dtypes and static arguments), simplify the
     graph, lower it to MLX and ``mx.compile`` it.
 
-    Array arguments (and pytrees of them) are traced; Python values must be
+    Array arguments (and pytrees of them) are traced. Python scalars
+    (``bool``, ``int``, ``float``) are traced too, as weakly typed 0-d
+    arrays, as in JAX: a new value does not retrace, and ``x * 0.5`` keeps
+    ``x``'s dtype as it does outside jit. Other Python values must be
     declared static with ``static_argnums`` / ``static_argnames`` (they must
     be hashable; each new value means a new trace). ``donate_argnums`` names
     arguments the caller will not use again: MLX reuses an input's buffer
@@ -458,6 +509,12 @@ def jit(
         for i, leaf in enumerate(leaves):
             if isinstance(leaf, np.ndarray):
                 leaf = leaves[i] = mx.array(leaf)
+            elif isinstance(leaf, (bool, int, float, complex)):
+                # Traced as a weakly typed 0-d array: no retrace when it changes.
+                a = aval_of(leaf)
+                leaves[i] = mx.array(leaf, a.dtype)
+                avals.append((a.shape, a.dtype, "weak"))
+                continue
             elif not isinstance(leaf, (mx.array, Tracer)):
                 nargs = max([len(treedef.children()[0].children())] + [
                     k + 1 for k, _, _ in statics if isinstance(k, int)])
@@ -494,7 +551,8 @@ def jit(
             return [mx.array(x) if isinstance(x, np.ndarray) else x for x in out_leaves]
 
         in_names = [_leaf_name(f, nargs, nums, p) for p in treedef.paths()]
-        graph, hoisted = stage(flat_f, [ShapeDtypeStruct(*a) for a in key[2]], fname, in_names)
+        graph, hoisted = stage(flat_f, [ShapeDtypeStruct(*a[:2]) for a in key[2]], fname,
+                               in_names, weak=[len(a) == 3 for a in key[2]])
         return simplify(graph), hoisted, out_info[0]
 
     def entry_for(args: tuple, kwargs: dict) -> tuple[_Entry, list, list]:
@@ -652,8 +710,8 @@ def _retrace_reason(key: tuple, previous: list) -> str:
             return ", ".join(f"{'argument ' if isinstance(k, int) else ''}{k}={v!r}"
                              for k, _, v in st)
         return f"static arguments changed: {show(last[1])} -> {show(statics)}"
-    changed = [f"leaf {i}: {format_aval(ShapeDtypeStruct(*a))} -> "
-               f"{format_aval(ShapeDtypeStruct(*b))}"
+    changed = [f"leaf {i}: {format_aval(ShapeDtypeStruct(*a[:2]))} -> "
+               f"{format_aval(ShapeDtypeStruct(*b[:2]))}"
                for i, (a, b) in enumerate(zip(last[2], avals)) if a != b]
     return "new shapes/dtypes: " + "; ".join(changed) if changed else "cache cleared"
 
