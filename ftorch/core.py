@@ -592,14 +592,17 @@ for _dunder, _op in _COMPARISONS.items():
     setattr(Tracer, f"__{_dunder}__", _binary(_op, reflected=False))
 Tracer.__hash__ = None  # like arrays: == is elementwise
 
-for _name in (
+# mx.array's methods (and JAX's array methods) that ftorch.numpy has, so
+# that code written on arrays runs on tracers.
+_ARRAY_METHODS = (
     "sum", "mean", "prod", "max", "min", "argmax", "argmin", "all", "any", "var", "std",
     "cumsum", "cumprod", "logsumexp", "reshape", "transpose", "swapaxes", "moveaxis",
-    "squeeze", "flatten", "astype", "abs", "exp", "log", "sqrt", "square", "round",
-    "clip", "take",
-):
+    "squeeze", "flatten", "ravel", "astype", "abs", "exp", "log", "log1p", "log2", "log10",
+    "sqrt", "rsqrt", "square", "reciprocal", "sin", "cos", "round", "clip", "take", "split",
+    "dot", "repeat",
+)
+for _name in _ARRAY_METHODS:
     setattr(Tracer, _name, _method(_name))
-Tracer.ravel = _method("ravel")
 
 
 # mx.array's binary operators raise on operands they do not know instead of
@@ -607,8 +610,10 @@ Tracer.ravel = _method("ravel")
 # first transform on, they defer to tracers (and behave as before otherwise).
 # They stay installed: swapping type slots at every transform call costs tens
 # of microseconds, the deferring check a fraction of one per operator.
-_ARRAY_DUNDERS = [f"__{d}__" for d in _BINARY_OPS] + [f"__r{d}__" for d in _BINARY_OPS] + [
-    f"__{d}__" for d in _COMPARISONS
+_ARRAY_DUNDERS = [
+    *(f"__{d}__" for d in _BINARY_OPS), *(f"__r{d}__" for d in _BINARY_OPS),
+    *(f"__i{d}__" for d in _BINARY_OPS),  # a += t falls back to a = a + t
+    *(f"__{d}__" for d in _COMPARISONS),
 ]
 _saved_dunders: dict[str, Any] = {}
 
@@ -628,6 +633,55 @@ def _install_array_dunders() -> None:
         if original is not None:
             _saved_dunders[name] = original
             setattr(mx.array, name, _deferring(original))
+
+
+# Indexing, functional updates and casts of mx.array, from import on: JAX's
+# spellings work on plain arrays as on tracers (``x.at[i].set(v)``,
+# ``x[mask]``, ``x.astype(float)``), and an mx.array indexed by a tracer (an
+# embedding table in a vmapped function) defers to ftorch. MLX's own methods
+# run first; ftorch's only where MLX refuses, so MLX code keeps MLX's speed.
+_mlx_getitem = mx.array.__getitem__
+_mlx_setitem = mx.array.__setitem__
+_mlx_astype = mx.array.astype
+
+
+def _array_getitem(self: mx.array, idx: Any) -> Any:
+    try:
+        return _mlx_getitem(self, idx)
+    except (TypeError, ValueError):  # boolean masks, tracers, lists of arrays
+        return _numpy().getitem(self, idx)
+
+
+def _array_setitem(self: mx.array, idx: Any, value: Any) -> None:
+    parts = idx if type(idx) is tuple else (idx,)
+    if isinstance(value, Tracer) or any(isinstance(e, Tracer) for e in parts):
+        raise TypeError(
+            "x[idx] = value updates an mx.array in place, which cannot take traced values: "
+            "write x = x.at[idx].set(value) (a new array, differentiable in x and value)")
+    _mlx_setitem(self, idx, value)
+
+
+def _array_astype(self: mx.array, dtype: Any, stream: Any = None) -> mx.array:
+    if not isinstance(dtype, mx.Dtype):
+        from ftorch.dtypes import to_mlx_dtype
+
+        dtype = to_mlx_dtype(dtype, "astype: dtype")
+    return _mlx_astype(self, dtype) if stream is None else _mlx_astype(self, dtype, stream)
+
+
+_array_getitem.__doc__ = _mlx_getitem.__doc__
+_array_astype.__doc__ = _mlx_astype.__doc__
+mx.array.__getitem__ = _array_getitem
+mx.array.__setitem__ = _array_setitem
+mx.array.astype = _array_astype
+_mlx_at = mx.array.__dict__["at"]
+
+
+def mlx_at(x: mx.array) -> Any:
+    """MLX's own ``x.at`` (its ``ArrayAt``), for the primitives' MLX impls."""
+    return _mlx_at.__get__(x)
+
+
 
 
 # ----------------------------------------------------------------------------
