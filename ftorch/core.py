@@ -180,15 +180,19 @@ class Primitive:
         main = trace.main
         if not main.active:
             raise _leak_error(main)
-        return trace.process_primitive(
-            self, [a if isinstance(a, Tracer) and a._trace.main is main else trace.full_raise(a)
-                   for a in args], params)
+        try:
+            tracers = [a if isinstance(a, Tracer) and a._trace.main is main
+                       else trace.full_raise(a) for a in args]
+        except TypeError:
+            self._explain_failure(args)
+            raise
+        return trace.process_primitive(self, tracers, params)
 
     def _explain_failure(self, args: tuple) -> None:
         """Raise a clearer error than MLX's for operands it refused."""
-        _check_no_tracers(args)  # a tracer leaked out of a finished transform
+        _check_no_tracers(args)  # a tracer that leaked out of a finished transform
         for i, a in enumerate(args):
-            if not isinstance(a, _ARRAY_LIKE):
+            if not isinstance(a, _ARRAY_LIKE) and not isinstance(a, Tracer):
                 raise TypeError(
                     f"{self.name}: operand {i} must be an array or a Python scalar, got "
                     f"{type(a).__name__}: {a!r}")
@@ -268,7 +272,7 @@ def new_main(trace_type: type, global_data: Any = None, dynamic: bool = False):
 
 def _check_no_tracers(args) -> None:
     for a in args:
-        if isinstance(a, Tracer):
+        if isinstance(a, Tracer) and not a._trace.main.active:
             raise _leak_error(a._trace.main)
 
 
@@ -288,7 +292,10 @@ def _foreign_call_message(value: str, callee: str, where: str) -> str:
     value), and what to call instead: the ftorch.numpy functions named on the
     user's line."""
     fnp = _numpy()
-    called = re.findall(r"\.(\w+)\s*\(", f"{callee} {where}")
+    # The MLX/NumPy functions called: the callee's name if known, else those on
+    # the user's line under the usual module aliases.
+    called = re.findall(r"^mlx\.core\.(\w+)\(", callee) or re.findall(
+        r"\b(?:mx|mlx\.core|np|numpy)\.(\w+)\s*\(", where)
     names = sorted({n for n in called if hasattr(fnp, n)})
     instead = (", ".join(f"fnp.{n}" for n in names) if names
                else "the ftorch.numpy function of the same name")
@@ -468,8 +475,8 @@ class Tracer:
         return int(self._concrete())
 
     def __index__(self) -> int:
-        if is_floating(self.dtype):
-            raise TypeError("only integer arrays can be used as an index")
+        if is_floating(self.dtype) or self.shape:  # as NumPy: a 0-d integer array only
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
         return int(self._concrete())
 
     # float(), complex() and NumPy conversion are refused: MLX and NumPy call
@@ -674,6 +681,11 @@ _array_astype.__doc__ = _mlx_astype.__doc__
 mx.array.__getitem__ = _array_getitem
 mx.array.__setitem__ = _array_setitem
 mx.array.astype = _array_astype
+# JAX's array methods that mx.array lacks, so JAX code runs on plain arrays.
+for _name in _ARRAY_METHODS:
+    if not hasattr(mx.array, _name):
+        setattr(mx.array, _name, _method(_name))
+
 _mlx_at = mx.array.__dict__["at"]
 
 
