@@ -201,7 +201,8 @@ def test_python_control_flow_on_concrete_values():
 
     assert ft.grad(f)(f64(3.0)).item() == 6.0
     assert ft.grad(g)(f64(3.0)).item() == 6.0
-    with pytest.raises(TypeError, match=r"float\(\) of a traced f64\[\] array \(ft.grad/ft.vjp\) would drop its derivative"):
+    with pytest.raises(TypeError, match=r"float\(\) of a traced f64\[\] array \(ft.grad/ft.vjp\) "
+                                         "would drop its derivative"):
         ft.grad(lambda x: x * float(x))(f64(3.0))
     assert ft.grad(f)(f64(-3.0)).item() == -1.0
     assert ft.grad(ft.grad(f))(f64(3.0)).item() == 2.0

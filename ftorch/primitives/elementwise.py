@@ -17,6 +17,7 @@ import mlx.core as mx
 
 from ftorch import numpy as fnp
 from ftorch.core import Primitive, aval_of, is_floating
+from ftorch.dtypes import DTypeLike, to_mlx_dtype
 from ftorch.primitives._rules import (
     add_tangents,
     batch_nary,
@@ -384,8 +385,11 @@ def where(condition: Any, x: Any, y: Any) -> Any:
     return where_p.bind(condition, x, y)
 
 
-def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
-    """Limit ``x`` to ``[a_min, a_max]`` (either bound may be ``None``).
+def clip(x: Any, a_min: Any = None, a_max: Any = None, *, min: Any = None,
+         max: Any = None) -> Any:
+    """Limit ``x`` to ``[min, max]`` (either bound may be ``None``). The bounds
+    may be given positionally, or by NumPy 2's and jax.numpy's names
+    ``min=``/``max=`` or by the older ``a_min=``/``a_max=``.
 
     At a bound the gradient is shared between ``x`` and the bound, as
     ``minimum``/``maximum`` do.
@@ -393,14 +397,26 @@ def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
     >>> import ftorch.numpy as fnp, mlx.core as mx
     >>> fnp.clip(mx.array([-2.0, 0.5, 3.0]), 0.0, 1.0).tolist()
     [0.0, 0.5, 1.0]
+    >>> fnp.clip(mx.array([-2.0, 0.5, 3.0]), max=1.0).tolist()
+    [-2.0, 0.5, 1.0]
     """
-    if a_min is None and a_max is None:
-        raise ValueError("clip: at least one of a_min and a_max must be given")
-    if a_min is not None:
-        x = maximum(x, a_min)
-    if a_max is not None:
-        x = minimum(x, a_max)
+    lower = _one_bound(a_min, min, "a_min", "min")
+    upper = _one_bound(a_max, max, "a_max", "max")
+    if lower is None and upper is None:
+        raise ValueError("clip: give at least one bound (min= or max=)")
+    if lower is not None:
+        x = maximum(x, lower)
+    if upper is not None:
+        x = minimum(x, upper)
     return x
+
+
+def _one_bound(old: Any, new: Any, old_name: str, new_name: str) -> Any:
+    """A bound of ``clip`` given by one of its two names, not both."""
+    if old is not None and new is not None:
+        raise TypeError(
+            f"clip: {old_name} and {new_name} are two names for the same bound; give one")
+    return new if old is None else old
 
 
 def _astype_jvp(primals, tangents, dtype):
@@ -420,15 +436,17 @@ astype_p = Primitive("astype", mx.astype, jvp=_astype_jvp, vjp=_astype_vjp)
 astype_p.batch = batch_unary(astype_p)
 
 
-def astype(x: Any, dtype: mx.Dtype) -> Any:
-    """``x`` cast to ``dtype``; gradients flow between floating dtypes only.
+def astype(x: Any, dtype: DTypeLike) -> Any:
+    """``x`` cast to ``dtype`` (in any spelling: ``mx.int32``, ``int``,
+    ``np.int32``, ``"int32"``); gradients flow between floating dtypes only.
 
     >>> import ftorch.numpy as fnp, mlx.core as mx
     >>> fnp.astype(mx.array([1.7]), mx.int32).tolist()
     [1]
+    >>> fnp.astype(mx.array([1, 2]), float).dtype
+    mlx.core.float32
     """
-    if not isinstance(dtype, mx.Dtype):
-        raise TypeError(f"astype: dtype must be an mlx dtype such as mx.float32, got {dtype!r}")
+    dtype = to_mlx_dtype(dtype, "astype: dtype")
     if aval_of(x).dtype == dtype:
         return x
     return astype_p.bind(x, dtype=dtype)

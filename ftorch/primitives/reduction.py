@@ -22,6 +22,7 @@ import mlx.core as mx
 
 from ftorch import numpy as fnp
 from ftorch.core import Primitive, is_floating
+from ftorch.dtypes import DTypeLike, to_mlx_dtype
 from ftorch.primitives._rules import shape_of
 from ftorch.primitives.shape import static_slice
 
@@ -99,6 +100,14 @@ def _prepare(x: Any, axis: Axis, keepdims: bool, fname: str) -> tuple[Any, tuple
     return x, normalize_axes(axis, x.ndim, fname), bool(keepdims)
 
 
+def _in_dtype(reduce: Any, x: Any, dtype: Any, fname: str, **params: Any) -> Any:
+    """``reduce.bind(x, **params)`` computed in ``dtype``, as jax.numpy's
+    ``dtype=``: the input is cast to it, and so is the result (a mean of
+    integers is a float until cast back)."""
+    dtype = to_mlx_dtype(dtype, f"{fname}: dtype")
+    return fnp.astype(reduce.bind(fnp.astype(x, dtype), **params), dtype)
+
+
 def _check_nonempty(shape: tuple[int, ...], axes: tuple[int, ...], fname: str) -> None:
     for a in axes:
         if shape[a] == 0:
@@ -119,14 +128,21 @@ sum_p.vjp = lambda ct, out, x, axes, keepdims: (
     expand_reduced(ct, shape_of(x), axes, keepdims) if is_floating(x.dtype) else None,)
 
 
-def sum(x: Any, axis: Axis = None, keepdims: bool = False) -> Any:
-    """Sum over ``axis`` (all axes when ``None``), as ``numpy.sum``.
+def sum(x: Any, axis: Axis = None, keepdims: bool = False, *,
+        dtype: DTypeLike | None = None) -> Any:
+    """Sum over ``axis`` (all axes when ``None``), as ``numpy.sum``. With
+    ``dtype`` (in any spelling), the input is cast to it first, and so is the
+    result, as in jax.numpy; the other reductions and scans take it too.
 
     >>> import ftorch.numpy as fnp, mlx.core as mx
     >>> fnp.sum(mx.ones((2, 3)), axis=1).tolist()
     [3.0, 3.0]
+    >>> fnp.sum(mx.array([True, True, False]), dtype="float16")
+    array(2, dtype=float16)
     """
     x, axes, keepdims = _prepare(x, axis, keepdims, "sum")
+    if dtype is not None:
+        return _in_dtype(sum_p, x, dtype, "sum", axes=axes, keepdims=keepdims)
     return sum_p.bind(x, axes=axes, keepdims=keepdims)
 
 
@@ -144,7 +160,8 @@ def _mean_vjp(ct, out, x, axes, keepdims):
     return (expand_reduced(fnp.divide(ct, _count(shape, axes)), shape, axes, keepdims),)
 
 
-def mean(x: Any, axis: Axis = None, keepdims: bool = False) -> Any:
+def mean(x: Any, axis: Axis = None, keepdims: bool = False, *,
+         dtype: DTypeLike | None = None) -> Any:
     """Arithmetic mean over ``axis``, as ``numpy.mean`` (integer inputs give float32).
 
     >>> import ftorch.numpy as fnp, mlx.core as mx
@@ -152,6 +169,8 @@ def mean(x: Any, axis: Axis = None, keepdims: bool = False) -> Any:
     [1.5, 4.0]
     """
     x, axes, keepdims = _prepare(x, axis, keepdims, "mean")
+    if dtype is not None:
+        return _in_dtype(mean_p, x, dtype, "mean", axes=axes, keepdims=keepdims)
     return mean_p.bind(x, axes=axes, keepdims=keepdims)
 
 
@@ -364,7 +383,8 @@ def _ddof(ddof: Any, fname: str) -> int:
         raise TypeError(f"{fname}: ddof must be an int, got {ddof!r}") from None
 
 
-def var(x: Any, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Any:
+def var(x: Any, axis: Axis = None, keepdims: bool = False, ddof: int = 0, *,
+        dtype: DTypeLike | None = None) -> Any:
     """Variance over ``axis`` with ``ddof`` delta degrees of freedom, as ``numpy.var``.
 
     >>> import ftorch.numpy as fnp, mlx.core as mx
@@ -372,10 +392,14 @@ def var(x: Any, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Any
     1.6666666269302368
     """
     x, axes, keepdims = _prepare(x, axis, keepdims, "var")
-    return var_p.bind(x, axes=axes, keepdims=keepdims, ddof=_ddof(ddof, "var"))
+    ddof = _ddof(ddof, "var")
+    if dtype is not None:
+        return _in_dtype(var_p, x, dtype, "var", axes=axes, keepdims=keepdims, ddof=ddof)
+    return var_p.bind(x, axes=axes, keepdims=keepdims, ddof=ddof)
 
 
-def std(x: Any, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Any:
+def std(x: Any, axis: Axis = None, keepdims: bool = False, ddof: int = 0, *,
+        dtype: DTypeLike | None = None) -> Any:
     """Standard deviation over ``axis``, as ``numpy.std``.
 
     Where the standard deviation is 0 (a constant slice) its gradient is
@@ -386,7 +410,10 @@ def std(x: Any, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Any
     1.0
     """
     x, axes, keepdims = _prepare(x, axis, keepdims, "std")
-    return std_p.bind(x, axes=axes, keepdims=keepdims, ddof=_ddof(ddof, "std"))
+    ddof = _ddof(ddof, "std")
+    if dtype is not None:
+        return _in_dtype(std_p, x, dtype, "std", axes=axes, keepdims=keepdims, ddof=ddof)
+    return std_p.bind(x, axes=axes, keepdims=keepdims, ddof=ddof)
 
 
 # ----------------------------------------------------------------------------
@@ -495,7 +522,7 @@ def _scan_args(x: Any, axis: Any, fname: str) -> tuple[Any, int | None]:
 
 
 def cumsum(x: Any, axis: int | None = None, *, reverse: bool = False,
-           inclusive: bool = True) -> Any:
+           inclusive: bool = True, dtype: DTypeLike | None = None) -> Any:
     """Cumulative sum along ``axis`` (of the flattened array when ``None``).
 
     ``reverse`` sums from the end; ``inclusive=False`` leaves each element
@@ -508,11 +535,14 @@ def cumsum(x: Any, axis: int | None = None, *, reverse: bool = False,
     [5.0, 3.0, 0.0]
     """
     x, axis = _scan_args(x, axis, "cumsum")
-    return cumsum_p.bind(x, axis=axis, reverse=bool(reverse), inclusive=bool(inclusive))
+    params = dict(axis=axis, reverse=bool(reverse), inclusive=bool(inclusive))
+    if dtype is not None:
+        return _in_dtype(cumsum_p, x, dtype, "cumsum", **params)
+    return cumsum_p.bind(x, **params)
 
 
 def cumprod(x: Any, axis: int | None = None, *, reverse: bool = False,
-            inclusive: bool = True) -> Any:
+            inclusive: bool = True, dtype: DTypeLike | None = None) -> Any:
     """Cumulative product along ``axis`` (of the flattened array when ``None``).
 
     Its derivatives are exact when ``x`` has zeros (no division by ``x``).
@@ -524,7 +554,10 @@ def cumprod(x: Any, axis: int | None = None, *, reverse: bool = False,
     [1.0, 8.0, 0.0]
     """
     x, axis = _scan_args(x, axis, "cumprod")
-    return cumprod_p.bind(x, axis=axis, reverse=bool(reverse), inclusive=bool(inclusive))
+    params = dict(axis=axis, reverse=bool(reverse), inclusive=bool(inclusive))
+    if dtype is not None:
+        return _in_dtype(cumprod_p, x, dtype, "cumprod", **params)
+    return cumprod_p.bind(x, **params)
 
 
 # ----------------------------------------------------------------------------
@@ -577,7 +610,8 @@ def _weighted_sum_rules(prim: Primitive, weights) -> None:
 _weighted_sum_rules(prod_p, _product_of_others)
 
 
-def prod(x: Any, axis: Axis = None, keepdims: bool = False) -> Any:
+def prod(x: Any, axis: Axis = None, keepdims: bool = False, *,
+        dtype: DTypeLike | None = None) -> Any:
     """Product over ``axis``, as ``numpy.prod``; derivatives are exact with zeros.
 
     >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
@@ -587,6 +621,8 @@ def prod(x: Any, axis: Axis = None, keepdims: bool = False) -> Any:
     [0.0, 6.0, 0.0]
     """
     x, axes, keepdims = _prepare(x, axis, keepdims, "prod")
+    if dtype is not None:
+        return _in_dtype(prod_p, x, dtype, "prod", axes=axes, keepdims=keepdims)
     return prod_p.bind(x, axes=axes, keepdims=keepdims)
 
 

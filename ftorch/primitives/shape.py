@@ -18,7 +18,9 @@ import numpy as np
 
 from ftorch import numpy as fnp
 from ftorch.core import Primitive, Tracer, aval_of, is_floating
+from ftorch.memory import check_fits
 from ftorch.primitives._rules import move_bdim, shape_of, unbroadcast
+from ftorch.primitives.creation import static_int, static_shape
 
 __all__ = [
     "reshape", "ravel", "flatten", "transpose", "moveaxis", "swapaxes", "expand_dims",
@@ -29,11 +31,9 @@ __all__ = [
 Slices = tuple[tuple[int | None, int | None, int | None], ...]
 
 
-def _shape_arg(shape: int | Sequence[int]) -> tuple[int, ...]:
-    return (shape,) if isinstance(shape, int) else tuple(int(d) for d in shape)
-
-
 def _index(value: Any, fname: str, what: str) -> int:
+    if isinstance(value, Tracer):  # its own error under jit and vmap, prefixed
+        return static_int(value, fname, what)
     try:
         return operator.index(value)
     except TypeError:
@@ -42,10 +42,14 @@ def _index(value: Any, fname: str, what: str) -> int:
 
 def _int_tuple(value: Any, fname: str, what: str) -> tuple[int, ...]:
     """An int or a sequence of ints as a tuple of ints."""
-    try:
-        return (operator.index(value),)
-    except TypeError:
-        pass
+    if isinstance(value, Tracer):
+        if not value.ndim:
+            return (_index(value, fname, what),)
+    else:
+        try:
+            return (operator.index(value),)
+        except TypeError:
+            pass
     try:
         items = list(value)
     except TypeError:
@@ -88,6 +92,19 @@ reshape_p.jvp = lambda primals, tangents, shape: (
 reshape_p.vjp = lambda ct, out, x, shape: (reshape_p.bind(ct, shape=shape_of(x)),)
 
 
+def _reshape_arg(shape: Any, more: tuple) -> tuple[int, ...]:
+    """``reshape``'s shape (an int or a sequence of ints, or ints spread over
+    ``shape`` and ``more``) as a tuple of ints; -1 is checked by the caller."""
+    if not more and type(shape) is tuple:
+        for d in shape:
+            if type(d) is not int:
+                break
+        else:
+            return shape
+    return _int_tuple(shape, "reshape", "shape") + tuple(
+        _index(d, "reshape", "shape") for d in more)
+
+
 def _reshape(x: Any, shape: tuple[int, ...]) -> Any:
     """Reshape to a shape already known to be valid."""
     return x if shape == tuple(x.shape) else reshape_p.bind(x, shape=shape)
@@ -101,7 +118,7 @@ def reshape(x: Any, shape: int | Sequence[int], *more: int) -> Any:
     (2, 3)
     """
     x = fnp.asarray(x)
-    shape = _shape_arg(shape) + tuple(more)
+    shape = _reshape_arg(shape, more)
     size = x.size
     if shape.count(-1) > 1:
         raise ValueError(f"reshape: can only infer one dimension, got shape {shape}")
@@ -315,13 +332,15 @@ def broadcast_to(x: Any, shape: int | Sequence[int]) -> Any:
     (3, 2)
     """
     x = fnp.asarray(x)
-    shape = _shape_arg(shape)
+    shape = static_shape(shape, "broadcast_to")
     xs = tuple(x.shape)
     if len(xs) > len(shape) or any(
             d != s and d != 1 for d, s in zip(xs[::-1], shape[::-1])):
         raise ValueError(f"broadcast_to: cannot broadcast shape {xs} to {shape}")
     if xs == shape:
         return x
+    # Checked here, not in the impl: under jit the impl runs only later.
+    check_fits(shape, x.dtype, "broadcast_to")
     return broadcast_to_p.bind(x, shape=shape)
 
 
@@ -488,6 +507,9 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
                 f"{arrays[0].shape} along axis {axis}")
     if len(arrays) == 1:
         return arrays[0]
+    out_shape = list(arrays[0].shape)
+    out_shape[axis] = sum(a.shape[axis] for a in arrays)
+    check_fits(out_shape, dtype, "concatenate")
     return concatenate_p.bind(*arrays, axis=axis)
 
 
@@ -676,6 +698,7 @@ def pad(x: Any, pad_width: int | Sequence[int] | Sequence[Sequence[int]],
         raise ValueError(f"pad: mode {mode!r} is not supported; use one of {_PAD_MODES}")
     if not any(b or a for b, a in widths):
         return x
+    check_fits([b + d + a for (b, a), d in zip(widths, shape)], x.dtype, "pad")
     if mode == "constant":
         c = constant_values
         if not isinstance(c, (bool, int, float)):
@@ -773,6 +796,7 @@ def tile(x: Any, reps: int | Sequence[int]) -> Any:
     d = max(len(reps), len(shape))
     shape = (1,) * (d - len(shape)) + shape
     reps = (1,) * (d - len(reps)) + reps
+    check_fits(tuple(s * r for s, r in zip(shape, reps)), x.dtype, "tile")
     # One broadcast of a view with a new length-1 axis before each tiled
     # axis, then one reshape: a single copy, like MLX's own tile.
     inner, wide, out = [], [], []
@@ -808,6 +832,9 @@ def repeat(x: Any, repeats: int | Sequence[int], axis: int | None = None) -> Any
                       "repeat", "repeats")
     if any(r < 0 for r in reps):
         raise ValueError(f"repeat: repeats must be non-negative, got {repeats!r}")
+    out_shape = list(x.shape)
+    out_shape[ax] = n * reps[0] if len(reps) == 1 else sum(reps)
+    check_fits(out_shape, x.dtype, "repeat")
     if len(reps) == 1:
         return _repeat_each(x, ax, reps[0])
     if not n and not reps:
@@ -843,9 +870,11 @@ def _broadcast_to_batch(vals, dims, axis_size, shape):
     # Right-aligned broadcasting keeps the batch axis at the same distance
     # from the end, so it only needs a slot in the target shape.
     (x,), (d,) = vals, dims
-    out_dim = d + len(shape) - (aval_of(x).ndim - 1)
-    return broadcast_to_p.bind(
-        x, shape=shape[:out_dim] + (axis_size,) + shape[out_dim:]), out_dim
+    x_aval = aval_of(x)
+    out_dim = d + len(shape) - (x_aval.ndim - 1)
+    batched = shape[:out_dim] + (axis_size,) + shape[out_dim:]
+    check_fits(batched, x_aval.dtype, "broadcast_to (under ft.vmap)")
+    return broadcast_to_p.bind(x, shape=batched), out_dim
 
 
 def _transpose_batch(vals, dims, axis_size, axes):
