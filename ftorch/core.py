@@ -24,6 +24,8 @@ from typing import Any, NamedTuple
 import mlx.core as mx
 import numpy as np
 
+from ftorch.dtypes import to_mlx_dtype
+
 __all__ = [
     "Primitive",
     "ShapeDtypeStruct",
@@ -647,14 +649,21 @@ def _install_array_dunders() -> None:
 # ``x[mask]``, ``x.astype(float)``), and an mx.array indexed by a tracer (an
 # embedding table in a vmapped function) defers to ftorch. MLX's own methods
 # run first; ftorch's only where MLX refuses, so MLX code keeps MLX's speed.
-_mlx_getitem = mx.array.__getitem__
-_mlx_setitem = mx.array.__setitem__
+# The primitives' MLX impls call MLX's own methods directly.
+mlx_getitem = mx.array.__getitem__
+mlx_setitem = mx.array.__setitem__
 _mlx_astype = mx.array.astype
+_mlx_at = mx.array.__dict__["at"]
+
+
+def mlx_at(x: mx.array) -> Any:
+    """MLX's own ``x.at`` (its ``ArrayAt``), for the primitives' MLX impls."""
+    return _mlx_at.__get__(x)
 
 
 def _array_getitem(self: mx.array, idx: Any) -> Any:
     try:
-        return _mlx_getitem(self, idx)
+        return mlx_getitem(self, idx)
     except (TypeError, ValueError):  # boolean masks, tracers, lists of arrays
         return _numpy().getitem(self, idx)
 
@@ -665,35 +674,28 @@ def _array_setitem(self: mx.array, idx: Any, value: Any) -> None:
         raise TypeError(
             "x[idx] = value updates an mx.array in place, which cannot take traced values: "
             "write x = x.at[idx].set(value) (a new array, differentiable in x and value)")
-    _mlx_setitem(self, idx, value)
+    mlx_setitem(self, idx, value)
 
 
 def _array_astype(self: mx.array, dtype: Any, stream: Any = None) -> mx.array:
     if not isinstance(dtype, mx.Dtype):
-        from ftorch.dtypes import to_mlx_dtype
-
         dtype = to_mlx_dtype(dtype, "astype: dtype")
     return _mlx_astype(self, dtype) if stream is None else _mlx_astype(self, dtype, stream)
 
 
-_array_getitem.__doc__ = _mlx_getitem.__doc__
+_array_getitem.__doc__ = mlx_getitem.__doc__
 _array_astype.__doc__ = _mlx_astype.__doc__
 mx.array.__getitem__ = _array_getitem
 mx.array.__setitem__ = _array_setitem
 mx.array.astype = _array_astype
+mx.array.at = property(
+    lambda self: _numpy().at(self),
+    doc="Functional updates: JAX's x.at[idx].set/get/add/.../min/max(v) and MLX's "
+        "add/subtract/multiply/divide/minimum/maximum, as ftorch.numpy.at(x)[idx].")
 # JAX's array methods that mx.array lacks, so JAX code runs on plain arrays.
 for _name in _ARRAY_METHODS:
     if not hasattr(mx.array, _name):
         setattr(mx.array, _name, _method(_name))
-
-_mlx_at = mx.array.__dict__["at"]
-
-
-def mlx_at(x: mx.array) -> Any:
-    """MLX's own ``x.at`` (its ``ArrayAt``), for the primitives' MLX impls."""
-    return _mlx_at.__get__(x)
-
-
 
 
 # ----------------------------------------------------------------------------

@@ -82,6 +82,10 @@ def test_updates_match_numpy(data):
     idx = expand_ellipsis(decode(code, arrays), x.ndim)
     x, v = x.astype(np.float32), v.astype(np.float32)
     xm, vm, midx = mx.array(x), mx.array(v), _mx_index(idx)
+    # Broadcast by hand: NumPy 2.4's ufunc.at misreads values that only
+    # broadcast against a multi-dimensional index.
+    target = x[idx].shape
+    v = np.array(np.broadcast_to(v.reshape(v.shape[max(v.ndim - len(target), 0):]), target))
     ref = x.copy()
     np.add.at(ref, idx, v)
     np.testing.assert_allclose(_np(fnp.at(xm)[midx].add(vm)), ref, rtol=1e-5, atol=1e-6)

@@ -17,11 +17,27 @@ index from ``spec``, so each is one MLX call eagerly:
 
 ``gather`` and ``scatter_add`` are each other's transpose, which is how
 duplicate indices accumulate in gradients.
+
+The primitives have MLX's semantics: every index-array entry must lie in
+``[-n, n)`` (MLX wraps negative entries itself and checks nothing else).
+Out-of-range entries are handled by the public functions, with JAX's
+``mode`` semantics built from ftorch ops on the index arrays (a clamp, a mask)
+and on the values or the result (a ``where``), so the primitives' rules stay
+valid unchanged and no derivative ever reads or writes out of bounds:
+
+- ``clip``: entries are clamped to the axis.
+- ``fill`` (gathers): out-of-range entries read ``fill_value``.
+- ``drop`` (scatters; ``fill`` is an alias): out-of-range updates do nothing.
+  ``add``/``multiply``/``divide`` clamp the index and update with a neutral
+  value (-0.0, 1); ``set``/``min``/``max`` send the update to one padding slot
+  that is sliced off (a neutral value could overwrite a real update, or tie).
+- ``promise_in_bounds``: the index arrays go to MLX as they are.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -30,7 +46,15 @@ import mlx.core as mx
 import numpy as np
 
 from ftorch import numpy as fnp
-from ftorch.core import Primitive, Tracer, aval_of, is_floating
+from ftorch.core import (
+    Primitive,
+    Tracer,
+    aval_of,
+    is_floating,
+    mlx_at,
+    mlx_getitem,
+    mlx_setitem,
+)
 from ftorch.primitives._rules import add_tangents, batch_unary, move_bdim, unbroadcast
 from ftorch.primitives.reduction import normalize_axes
 from ftorch.primitives.shape import static_slice
@@ -187,6 +211,152 @@ def _has_arrays(spec: Spec) -> bool:
 
 
 # ----------------------------------------------------------------------------
+# Out-of-range index arrays: modes
+# ----------------------------------------------------------------------------
+
+_GATHER_MODES = ("clip", "fill", "promise_in_bounds")
+_SCATTER_MODES = ("drop", "fill", "clip", "promise_in_bounds")
+_TAKE_MODES = ("clip", "fill", "wrap", "promise_in_bounds")  # JAX's take also wraps
+
+
+def _check_mode(mode: Any, default: str, valid: tuple[str, ...], fname: str) -> str:
+    """``mode`` (``default`` when None), or a ValueError listing the valid ones."""
+    if mode is None:
+        return default
+    if not isinstance(mode, str) or mode not in valid:
+        raise ValueError(
+            f"{fname}: unknown mode {mode!r}; the valid modes are "
+            f"{', '.join(map(repr, valid))} (default {default!r})")
+    return mode
+
+
+@functools.cache
+def _int_range(dtype: mx.Dtype) -> tuple[int, int]:
+    return int(mx.iinfo(dtype).min), int(mx.iinfo(dtype).max)
+
+
+def _clamp(a: Any, n: int, signed: bool) -> Any:
+    """``a`` limited to ``[-n, n)``: MLX wraps ``[-n, 0)`` into the axis, so
+    an entry below ``-n`` (which wraps once to below 0) reads index 0."""
+    if signed:
+        a = fnp.maximum(a, -n)
+    return fnp.minimum(a, n - 1)
+
+
+def _normalize_indices(arrays: Sequence, sizes: Sequence[int | None], mode: str
+                       ) -> tuple[list, Any]:
+    """Index arrays that MLX can use as they are under ``mode``, and a mask of
+    the entries that were in range (broadcast over all arrays; ``None`` when
+    the mode needs none or every entry is in range by its dtype).
+
+    ``sizes`` holds the length of the axis each array indexes (``None``: an
+    array known to be in range). ``clip``, ``fill`` and ``drop`` clamp the
+    entries (negative ones wrap once, as NumPy); ``fill`` and ``drop`` also
+    give the mask. ``promise_in_bounds`` changes nothing."""
+    if mode == "promise_in_bounds":
+        return list(arrays), None
+    out, valid = [], None
+    for a, n in zip(arrays, sizes):
+        if n is None or n == 0:  # an empty axis is the caller's case
+            out.append(a)
+            continue
+        lo, hi = _int_range(aval_of(a).dtype)
+        if lo >= -n and hi < n:  # every value of the dtype is in range
+            out.append(a)
+            continue
+        clamped = _clamp(a, n, signed=lo < 0)
+        out.append(clamped)
+        if mode != "clip":
+            ok = fnp.equal(clamped, a)
+            valid = ok if valid is None else fnp.logical_and(valid, ok)
+    return out, valid
+
+
+def _array_axes(spec: Spec) -> list[int]:
+    """The axis of ``x`` that each index array of ``spec`` indexes."""
+    axes, axis = [], 0
+    for e in spec:
+        if e is None:
+            continue
+        if e == _ARRAY:
+            axes.append(axis)
+        axis += 1
+    return axes
+
+
+def _in_indexed_shape(mask: Any, n_out: int, start: int, block: int) -> Any:
+    """A mask over the broadcast index arrays reshaped to broadcast against
+    the indexed shape (rank ``n_out``, the index block at ``start``)."""
+    shape = tuple(aval_of(mask).shape)
+    target = (1,) * (start + block - len(shape)) + shape + (1,) * (n_out - start - block)
+    return mask if target == shape else fnp.reshape(mask, target)
+
+
+def _fill_constant(fill_value: Any, dtype: mx.Dtype, fname: str) -> mx.array:
+    """``fill_value`` as a 0-d array of ``dtype``; by default NaN for inexact
+    dtypes, the most negative value for signed integers, the largest for
+    unsigned ones and True for bool (JAX's defaults)."""
+    if fill_value is None:
+        if is_floating(dtype) or dtype == mx.complex64:
+            return mx.array(np.nan, dtype=dtype)
+        if dtype == mx.bool_:
+            return mx.array(True)
+        lo, hi = _int_range(dtype)
+        # Through NumPy: mx.array(2**64 - 1, dtype=mx.uint64) raises bad_cast.
+        return mx.array(np.array(hi if lo == 0 else lo, dtype=str(dtype).rsplit(".", 1)[-1]))
+    if isinstance(fill_value, Tracer):
+        raise TypeError(f"{fname}: fill_value must be a concrete scalar, not a traced value")
+    if np.ndim(fill_value) != 0:
+        raise ValueError(
+            f"{fname}: fill_value must be a scalar, got shape {tuple(np.shape(fill_value))}")
+    value = fill_value if isinstance(fill_value, mx.array) else mx.array(fill_value)
+    return value.astype(dtype)
+
+
+def _read_empty_axis(x: Any, axis: int, out_shape: tuple[int, ...], mode: str,
+                     fill_value: Any, fname: str) -> mx.array:
+    """A non-empty read from an empty ``axis`` of ``x``: all fill values with
+    ``fill``, an IndexError otherwise (there is nothing to clamp to)."""
+    if mode != "fill":
+        raise IndexError(
+            f"{fname}: cannot read with a non-empty index array from an empty axis "
+            f"(x has shape {tuple(x.shape)}; axis {axis} has size 0); mode='fill' gives "
+            "fill values")
+    return mx.full(out_shape, _fill_constant(fill_value, x.dtype, fname))
+
+
+def _gather_indexed(x: Any, spec: Spec, arrays: list, mode: str, fill_value: Any,
+                    fname: str) -> Any:
+    """``x[idx]`` for a parsed index with index arrays, under a gather mode."""
+    if mode == "promise_in_bounds":
+        return _gather_all(x, spec, arrays)
+    shape = tuple(x.shape)
+    sizes = [shape[ax] for ax in _array_axes(spec)]
+    if 0 in sizes:
+        out_shape, _, _ = _indexed_shape(shape, spec, arrays)
+        if 0 not in out_shape:
+            axis = _array_axes(spec)[sizes.index(0)]
+            return _read_empty_axis(x, axis, out_shape, mode, fill_value, fname)
+    arrays, valid = _normalize_indices(arrays, sizes, mode)
+    out = _gather_all(x, spec, arrays)
+    if valid is None:
+        return out
+    out_shape, start, block = _indexed_shape(shape, spec, arrays)
+    return fnp.where(_in_indexed_shape(valid, len(out_shape), start, block), out,
+                     _fill_constant(fill_value, x.dtype, fname))
+
+
+def _gather_all(x: Any, spec: Spec, arrays: list) -> Any:
+    """The gather of ``x[idx]``, with ints and new axes beside index arrays
+    rewritten as index arrays (so that the VJP's scatter sees arrays only)."""
+    if _mixed(spec):
+        shape = tuple(x.shape)
+        out_shape, start, block = _indexed_shape(shape, spec, arrays)
+        spec, arrays = _grid_index(shape, spec, arrays, out_shape, start, block)
+    return gather_p.bind(x, *arrays, spec=spec)
+
+
+# ----------------------------------------------------------------------------
 # gather and the scatters
 # ----------------------------------------------------------------------------
 
@@ -235,7 +405,7 @@ def _gather_vjp(ct, out, x, *arrays, spec):
 
 
 gather_p = Primitive(
-    "gather", lambda x, *arrays, spec: x[_build(spec, arrays)],
+    "gather", lambda x, *arrays, spec: mlx_getitem(x, _build(spec, arrays)),
     jvp=_gather_jvp, vjp=_gather_vjp)
 
 
@@ -253,13 +423,13 @@ def _scatter_add_vjp(ct, out, x, v, *arrays, spec):
 
 
 scatter_add_p = Primitive(
-    "scatter_add", _scatter_impl(lambda x, idx, v: x.at[idx].add(v)),
+    "scatter_add", _scatter_impl(lambda x, idx, v: mlx_at(x)[idx].add(v)),
     jvp=_scatter_add_jvp, vjp=_scatter_add_vjp)
 
 
 def _set(x, idx, v):
     y = copy.copy(x)  # a new handle on the same graph node: the update rebinds only y
-    y[idx] = v
+    mlx_setitem(y, idx, v)
     return y
 
 
@@ -327,7 +497,7 @@ def _scatter_mul_vjp(ct, out, x, v, *arrays, spec, unique):
 
 
 scatter_mul_p = Primitive(
-    "scatter_mul", _scatter_impl(lambda x, idx, v: x.at[idx].multiply(v)),
+    "scatter_mul", _scatter_impl(lambda x, idx, v: mlx_at(x)[idx].multiply(v)),
     jvp=_scatter_mul_jvp, vjp=_scatter_mul_vjp)
 
 
@@ -351,7 +521,7 @@ def _scatter_div_vjp(ct, out, x, v, *arrays, spec, unique):
 
 
 scatter_div_p = Primitive(
-    "scatter_div", _scatter_impl(lambda x, idx, v: x.at[idx].divide(v)),
+    "scatter_div", _scatter_impl(lambda x, idx, v: mlx_at(x)[idx].divide(v)),
     jvp=_scatter_div_jvp, vjp=_scatter_div_vjp)
 
 
@@ -383,7 +553,7 @@ def _extremum_masks(out, x, v, arrays, spec):
 
 
 def _extremum(name: str, method: str):
-    prim = Primitive(name, _scatter_impl(lambda x, idx, v: getattr(x.at[idx], method)(v)))
+    prim = Primitive(name, _scatter_impl(lambda x, idx, v: getattr(mlx_at(x)[idx], method)(v)))
 
     def jvp(primals, tangents, spec):
         x, v, *arrays = primals
@@ -441,10 +611,13 @@ def getitem(x: Any, idx: Any) -> Any:
     broadcast together, and advanced dimensions go first when advanced
     indices are separated by a slice, as in NumPy) and boolean masks whose
     value is known, also under grad/jvp (they become integer arrays; a mask
-    with no single value, as under vmap, raises: use ``fnp.where``). Static
-    ints are bounds-checked; index arrays are not: negative entries count from
-    the end, and out-of-range entries give unspecified values (MLX's
-    behaviour).
+    with no single value, as under vmap, raises: use ``fnp.where``).
+
+    Static ints are bounds-checked (IndexError). Index arrays are clamped, as
+    JAX's ``x[idx]``: a negative entry counts from the end (it wraps once),
+    and an entry still outside the axis reads its first or last element. The
+    gradient goes to the element that was read. For other out-of-range
+    behaviour use ``fnp.at(x)[idx].get(mode=...)``.
 
     Basic indices lower to ``static_slice`` and ``reshape``; integer arrays to
     the ``gather`` primitive, whose VJP scatter-adds (repeats accumulate).
@@ -453,16 +626,15 @@ def getitem(x: Any, idx: Any) -> Any:
     >>> x = mx.arange(12).reshape(3, 4)
     >>> fnp.getitem(x, (slice(None, None, -1), [0, 0])).tolist()
     [[8, 8], [4, 4], [0, 0]]
+    >>> fnp.getitem(mx.array([10, 20, 30]), mx.array([-1, 5, -7])).tolist()
+    [30, 30, 10]
     """
     x = fnp.asarray(x)
     shape = tuple(x.shape)
     spec, arrays = _parse(idx, shape)
     if not arrays:
         return _basic(x, spec, shape)
-    if _mixed(spec):  # so that the VJP's scatter sees arrays only (see _grid_index)
-        out_shape, start, block = _indexed_shape(shape, spec, arrays)
-        spec, arrays = _grid_index(shape, spec, arrays, out_shape, start, block)
-    return gather_p.bind(x, *arrays, spec=spec)
+    return _gather_indexed(x, spec, arrays, "clip", None, "getitem")
 
 
 # ----------------------------------------------------------------------------
@@ -487,15 +659,33 @@ def _int_indices(indices: Any, fname: str) -> Any:
     return indices
 
 
-def take(x: Any, indices: Any, axis: int | None = None) -> Any:
+def take(x: Any, indices: Any, axis: int | None = None, mode: str | None = None,
+         fill_value: Any = None, unique_indices: bool = False,
+         indices_are_sorted: bool = False) -> Any:
     """Elements of ``x`` at ``indices`` along ``axis`` (of the flattened ``x``
-    when ``None``), as ``numpy.take``. Negative indices count from the end;
-    out-of-range indices give unspecified values (MLX's behaviour).
+    when ``None``), as ``jax.numpy.take``.
+
+    Negative indices count from the end (they wrap once). ``mode`` says what
+    an index still outside the axis does: ``"fill"`` (the default) reads
+    ``fill_value`` (by default NaN for inexact dtypes, the most negative
+    value for signed integers, the largest for unsigned ones, True for
+    bool) and passes no gradient back; ``"clip"`` reads the nearest end of the
+    axis; ``"wrap"`` takes the index modulo the axis length;
+    ``"promise_in_bounds"`` passes the indices to MLX unchanged, at no cost,
+    and is undefined behaviour if one is out of range. ``unique_indices`` and
+    ``indices_are_sorted`` are accepted for JAX compatibility and change
+    nothing.
 
     >>> import ftorch.numpy as fnp, mlx.core as mx
     >>> fnp.take(mx.array([[1, 2], [3, 4]]), [1, 1], axis=1).tolist()
     [[2, 2], [4, 4]]
+    >>> x = mx.array([1.0, 2.0, 3.0])
+    >>> fnp.take(x, mx.array([-1, 3])).tolist()
+    [3.0, nan]
+    >>> fnp.take(x, mx.array([-1, 3]), mode="clip").tolist()
+    [3.0, 3.0]
     """
+    mode = _check_mode(mode, "fill", _TAKE_MODES, "take")
     x = fnp.asarray(x)
     indices = _int_indices(indices, "take")
     if axis is None:
@@ -504,7 +694,10 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
     else:
         (axis,) = normalize_axes(axis, x.ndim, "take")
     spec = tuple((0, d, 1) for d in x.shape[:axis]) + (_ARRAY,)
-    return gather_p.bind(x, indices, spec=spec)
+    if mode == "wrap":
+        n = x.shape[axis]  # an empty axis has nothing to wrap onto: clip raises there
+        indices, mode = (fnp.remainder(indices, n), "promise_in_bounds") if n else (indices, "clip")
+    return _gather_indexed(x, spec, [indices], mode, fill_value, "take")
 
 
 def _along_axis_args(x, indices, axis, fname):
@@ -566,34 +759,69 @@ take_along_axis_p = Primitive(
     jvp=_take_along_axis_jvp, vjp=_take_along_axis_vjp)
 
 
-def take_along_axis(x: Any, indices: Any, axis: int | None) -> Any:
-    """``x`` read at ``indices`` along ``axis``, as ``numpy.take_along_axis``:
+def take_along_axis(x: Any, indices: Any, axis: int | None, mode: str | None = None,
+                    fill_value: Any = None) -> Any:
+    """``x`` read at ``indices`` along ``axis``, as ``jax.numpy.take_along_axis``:
     ``indices`` has ``x``'s ndim and broadcasts against it on the other axes
     (``axis=None`` reads the flattened ``x`` with 1-D ``indices``).
+
+    Negative indices count from the end (they wrap once); ``mode`` is as for
+    ``take`` (``"fill"`` by default, ``"clip"``, ``"promise_in_bounds"``).
 
     >>> import ftorch.numpy as fnp, mlx.core as mx
     >>> x = mx.array([[10, 30, 20]])
     >>> fnp.take_along_axis(x, mx.array([[0, 2, 1]]), axis=1).tolist()
     [[10, 20, 30]]
+    >>> fnp.take_along_axis(x, mx.array([[-1, 3]]), axis=1, fill_value=0).tolist()
+    [[20, 0]]
     """
+    mode = _check_mode(mode, "fill", _GATHER_MODES, "take_along_axis")
     x, indices, axis = _along_axis_args(x, indices, axis, "take_along_axis")
-    return take_along_axis_p.bind(x, indices, axis=axis)
+    if mode == "promise_in_bounds":
+        return take_along_axis_p.bind(x, indices, axis=axis)
+    shape = tuple(x.shape)
+    n = shape[axis]
+    if n == 0 and indices.size:
+        out_shape = np.broadcast_shapes(shape[:axis] + (1,) + shape[axis + 1:],
+                                        tuple(indices.shape))
+        if 0 not in out_shape:
+            return _read_empty_axis(x, axis, out_shape, mode, fill_value, "take_along_axis")
+    (indices,), valid = _normalize_indices([indices], [n], mode)
+    out = take_along_axis_p.bind(x, indices, axis=axis)
+    if valid is None:
+        return out
+    return fnp.where(valid, out, _fill_constant(fill_value, x.dtype, "take_along_axis"))
 
 
-def put_along_axis(x: Any, indices: Any, values: Any, axis: int | None) -> Any:
+def put_along_axis(x: Any, indices: Any, values: Any, axis: int | None,
+                   mode: str | None = None) -> Any:
     """A copy of ``x`` with ``values`` written at ``indices`` along ``axis``
     (functional ``numpy.put_along_axis``; ``x`` is not modified). ``values``
     broadcasts to the shape ``take_along_axis(x, indices, axis)`` has; with
     repeated indices one of the values lands (which one is unspecified).
 
+    Negative indices count from the end (they wrap once). ``mode`` says what
+    an index still outside the axis does, as for ``fnp.at(x)[idx].set``:
+    ``"drop"`` (the default; ``"fill"`` is the same) skips that update, and
+    its value gets no gradient; ``"clip"`` writes at the nearest end of the
+    axis; ``"promise_in_bounds"`` is undefined behaviour then.
+
     >>> import ftorch.numpy as fnp, mlx.core as mx
     >>> fnp.put_along_axis(mx.zeros((2, 3)), mx.array([[2], [0]]), 1.0, axis=1).tolist()
     [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    >>> fnp.put_along_axis(mx.zeros(3), mx.array([-1, 7]), 1.0, axis=0).tolist()
+    [0.0, 0.0, 1.0]
     """
+    mode = _check_mode(mode, "drop", _SCATTER_MODES, "put_along_axis")
     x0 = fnp.asarray(x)
     x, indices, axis = _along_axis_args(x0, indices, axis, "put_along_axis")
-    _, arrays = _grid(tuple(x.shape), indices, axis)
-    out = _apply(x, (_ARRAY,) * len(arrays), arrays, values, "set")
+    shape = tuple(x.shape)
+    if 0 in shape:  # nothing to write into
+        return x0
+    (indices,), valid = _normalize_indices([indices], [shape[axis]], mode)
+    _, arrays = _grid(shape, indices, axis)
+    out = _scatter_normalized(x, (_ARRAY,) * len(arrays), arrays, valid, values, "set",
+                              name="put_along_axis", redirect=axis)
     return fnp.reshape(out, tuple(x0.shape))
 
 
@@ -614,24 +842,71 @@ class _IndexedUpdate:
     def __repr__(self) -> str:
         return f"at(x)[{self.idx!r}]"
 
-    def get(self) -> Any:
-        """``x[idx]``."""
-        return getitem(self.x, self.idx)
+    def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: str | None = None, fill_value: Any = None) -> Any:
+        """``x[idx]``, with a choice of what out-of-range index-array entries do.
 
-    def set(self, values: Any) -> Any:
+        Negative entries wrap once. ``mode``: ``"clip"`` (the default, as
+        ``x[idx]``) reads the nearest end of the axis; ``"fill"`` reads
+        ``fill_value`` (by default NaN for inexact dtypes, the most negative
+        value for signed integers, the largest for unsigned ones, True for
+        bool; it is used in this mode only), and that entry gets no gradient;
+        ``"promise_in_bounds"`` passes the indices to MLX unchanged, at no
+        cost, and is undefined behaviour if one is out of range.
+        ``indices_are_sorted`` and ``unique_indices`` are accepted for JAX
+        compatibility and change nothing.
+
+        >>> import ftorch.numpy as fnp, mlx.core as mx
+        >>> x = mx.array([1.0, 2.0, 3.0])
+        >>> fnp.at(x)[mx.array([0, 4])].get().tolist()
+        [1.0, 3.0]
+        >>> fnp.at(x)[mx.array([0, 4])].get(mode="fill", fill_value=-1.0).tolist()
+        [1.0, -1.0]
+        """
+        mode = _check_mode(mode, "clip", _GATHER_MODES, "at[...].get")
+        x = fnp.asarray(self.x)
+        shape = tuple(x.shape)
+        spec, arrays = _parse(self.idx, shape)
+        if not arrays:
+            return _basic(x, spec, shape)
+        return _gather_indexed(x, spec, arrays, mode, fill_value, "at[...].get")
+
+    def set(self, values: Any, *, indices_are_sorted: bool = False,
+            unique_indices: bool = False, mode: str | None = None) -> Any:
         """``x`` with ``x[idx]`` replaced by ``values`` (with repeated indices one
-        update lands, unspecified which; gradients follow the one that did)."""
-        return _update(self.x, self.idx, values, "set")
+        update lands, unspecified which; gradients follow the one that did).
+        Out-of-range index-array entries: ``mode``, see ``fnp.at``.
 
-    def add(self, values: Any) -> Any:
-        """``x`` with ``values`` added at ``idx``; repeated indices accumulate."""
-        return _update(self.x, self.idx, values, "add")
+        >>> import ftorch.numpy as fnp, mlx.core as mx
+        >>> fnp.at(mx.zeros(3))[mx.array([1, 5])].set(7.0).tolist()
+        [0.0, 7.0, 0.0]
+        """
+        return _update(self.x, self.idx, values, "set", mode)
 
-    def subtract(self, values: Any) -> Any:
-        """``x`` with ``values`` subtracted at ``idx``; repeated indices accumulate."""
-        return _update(self.x, self.idx, fnp.negative(fnp.asarray(values)), "add")
+    def add(self, values: Any, *, indices_are_sorted: bool = False,
+            unique_indices: bool = False, mode: str | None = None) -> Any:
+        """``x`` with ``values`` added at ``idx``; repeated indices accumulate.
+        Out-of-range index-array entries: ``mode``, see ``fnp.at``.
 
-    def multiply(self, values: Any, unique_indices: bool = False) -> Any:
+        >>> import ftorch.numpy as fnp, mlx.core as mx
+        >>> fnp.at(mx.zeros(3))[mx.array([0, 0, -1, 3])].add(1.0).tolist()
+        [2.0, 0.0, 1.0]
+        """
+        return _update(self.x, self.idx, values, "add", mode)
+
+    def subtract(self, values: Any, *, indices_are_sorted: bool = False,
+                 unique_indices: bool = False, mode: str | None = None) -> Any:
+        """``x`` with ``values`` subtracted at ``idx``; repeated indices accumulate.
+        Out-of-range index-array entries: ``mode``, see ``fnp.at``.
+
+        >>> import ftorch.numpy as fnp, mlx.core as mx
+        >>> fnp.at(mx.zeros(3))[mx.array([2, 3])].subtract(1.0, mode="clip").tolist()
+        [0.0, 0.0, -2.0]
+        """
+        return _update(self.x, self.idx, values, "subtract", mode)
+
+    def multiply(self, values: Any, unique_indices: bool = False, *,
+                 indices_are_sorted: bool = False, mode: str | None = None) -> Any:
         """``x`` with ``x[idx]`` multiplied by ``values`` (repeats multiply in turn).
 
         The derivative with respect to ``x`` is always exact. With respect to
@@ -639,37 +914,152 @@ class _IndexedUpdate:
         are; for index arrays pass ``unique_indices=True`` to promise there are
         no repeats (the result is wrong if there are), otherwise
         differentiating with respect to ``values`` raises NotImplementedError.
-        """
-        return _update(self.x, self.idx, values, "multiply", unique_indices)
+        Out-of-range index-array entries: ``mode``, see ``fnp.at``.
 
-    def divide(self, values: Any, unique_indices: bool = False) -> Any:
+        >>> import ftorch.numpy as fnp, mlx.core as mx
+        >>> fnp.at(mx.ones(3))[mx.array([0, 0, 9])].multiply(2.0).tolist()
+        [4.0, 1.0, 1.0]
+        """
+        return _update(self.x, self.idx, values, "multiply", mode, unique_indices)
+
+    def divide(self, values: Any, unique_indices: bool = False, *,
+               indices_are_sorted: bool = False, mode: str | None = None) -> Any:
         """``x`` with ``x[idx]`` divided by ``values``; derivatives as for ``multiply``.
 
         As MLX's ``x.at[idx].divide``, it multiplies by ``1 / values``: a
         subnormal divisor (below the dtype's ``finfo.tiny``) gives inf or nan
-        even where ``x / values`` would be finite."""
-        return _update(self.x, self.idx, values, "divide", unique_indices)
+        even where ``x / values`` would be finite. Out-of-range index-array
+        entries: ``mode``, see ``fnp.at``.
 
-    def min(self, values: Any) -> Any:
+        >>> import ftorch.numpy as fnp, mlx.core as mx
+        >>> fnp.at(mx.ones(3))[mx.array([1, -4])].divide(2.0).tolist()
+        [1.0, 0.5, 1.0]
+        """
+        return _update(self.x, self.idx, values, "divide", mode, unique_indices)
+
+    def min(self, values: Any, *, indices_are_sorted: bool = False,
+            unique_indices: bool = False, mode: str | None = None) -> Any:
         """``x`` with ``x[idx]`` replaced by ``minimum(x[idx], values)``. The
         gradient goes to whichever of ``x`` and ``values`` is the minimum,
-        shared equally among ties (repeated indices included)."""
-        return _update(self.x, self.idx, values, "min")
+        shared equally among ties (repeated indices included). ``minimum``
+        (MLX's name) is the same method. Out-of-range index-array entries:
+        ``mode``, see ``fnp.at``.
 
-    def max(self, values: Any) -> Any:
+        >>> import ftorch.numpy as fnp, mlx.core as mx
+        >>> fnp.at(mx.zeros(3))[mx.array([1, 3])].min(-1.0).tolist()
+        [0.0, -1.0, 0.0]
+        """
+        return _update(self.x, self.idx, values, "min", mode)
+
+    def max(self, values: Any, *, indices_are_sorted: bool = False,
+            unique_indices: bool = False, mode: str | None = None) -> Any:
         """``x`` with ``x[idx]`` replaced by ``maximum(x[idx], values)``;
-        gradients as for ``min``."""
-        return _update(self.x, self.idx, values, "max")
+        gradients as for ``min``. ``maximum`` (MLX's name) is the same method.
+        Out-of-range index-array entries: ``mode``, see ``fnp.at``.
+
+        >>> import ftorch.numpy as fnp, mlx.core as mx
+        >>> fnp.at(mx.zeros(3))[mx.array([1, 3])].max(1.0).tolist()
+        [0.0, 1.0, 0.0]
+        """
+        return _update(self.x, self.idx, values, "max", mode)
+
+    minimum = min
+    maximum = max
 
 
 _SCATTERS = {"set": scatter_p, "add": scatter_add_p, "min": scatter_min_p,
              "max": scatter_max_p, "multiply": scatter_mul_p, "divide": scatter_div_p}
 
 
-def _update(x: Any, idx: Any, values: Any, op: str, unique: bool = False) -> Any:
+def _neutral_update(op: str, dtype: mx.Dtype) -> mx.array | None:
+    """The update that leaves every ``x`` as it is under ``op``, where there is
+    an exact one: -0.0 for add (``-0.0 + 0.0`` is 0.0 but ``-0.0 + -0.0`` is
+    -0.0), 1 for multiply and divide (not complex: ``inf * (1+0j)`` has a nan)."""
+    if op == "add":
+        return mx.array(complex(-0.0, -0.0) if dtype == mx.complex64 else -0.0).astype(dtype)
+    if op in ("multiply", "divide") and dtype != mx.complex64:
+        return mx.array(1).astype(dtype)
+    return None
+
+
+def _update(x: Any, idx: Any, values: Any, method: str, mode: str | None,
+            unique: bool = False) -> Any:
+    """``fnp.at(x)[idx].<method>(values, mode=mode)``."""
+    name = f"at[...].{method}"
+    mode = _check_mode(mode, "drop", _SCATTER_MODES, name)
     x = fnp.asarray(x)
-    spec, arrays = _parse(idx, tuple(x.shape))
-    return _apply(x, spec, arrays, values, op, unique)
+    shape = tuple(x.shape)
+    spec, arrays = _parse(idx, shape)
+    op = method
+    if method == "subtract":
+        op, values = "add", fnp.negative(fnp.asarray(values))
+    if not arrays or mode == "promise_in_bounds":
+        return _apply(x, spec, arrays, values, op, unique, name)
+    if 0 in shape:  # nothing to write into
+        return x
+    arrays, valid = _normalize_indices(arrays, [shape[a] for a in _array_axes(spec)], mode)
+    return _scatter_normalized(x, spec, arrays, valid, values, op, unique, name)
+
+
+def _scatter_normalized(x: Any, spec: Spec, arrays: list, valid: Any, values: Any, op: str,
+                        unique: bool = False, name: str | None = None,
+                        redirect: int = 0) -> Any:
+    """``x`` updated at a parsed index whose arrays went through
+    ``_normalize_indices``: the updates where ``valid`` (if given) is False
+    have no effect. Where the op has a neutral update (add, multiply, divide)
+    they become it; otherwise (set: it would overwrite a real update at the
+    clamped position; min/max: a neutral infinity would tie with an infinite
+    ``x`` and take part of its gradient) they are sent, through index array
+    ``redirect``, to one padding slot past the end of its axis, sliced off
+    afterwards."""
+    name = name or f"at[...].{op}"
+    if valid is None:
+        return _apply(x, spec, arrays, values, op, unique, name)
+    shape = tuple(x.shape)
+    values = _values_as(values, x.dtype)
+    out_shape, start, block = _indexed_shape(shape, spec, arrays)
+    _check_values_shape(values, out_shape, name)
+    neutral = _neutral_update(op, x.dtype)
+    if neutral is not None:
+        keep = _in_indexed_shape(valid, len(out_shape), start, block)
+        return _apply(x, spec, arrays, fnp.where(keep, values, neutral), op, unique, name)
+    axis = _array_axes(spec)[redirect]
+    n = shape[axis]
+    a = arrays[redirect]
+    if _int_range(aval_of(a).dtype)[1] < n:  # the slot's index n must fit the dtype
+        a = fnp.astype(a, mx.int32)
+    arrays = list(arrays)
+    # Non-negative first: in the padded axis, MLX would wrap -1 to the slot.
+    arrays[redirect] = fnp.where(valid, fnp.remainder(a, n), n)
+    slot = mx.zeros(shape[:axis] + (1,) + shape[axis + 1:], x.dtype)
+    out = _apply(fnp.concatenate([x, slot], axis=axis), spec, arrays, values, op, unique, name)
+    return static_slice(out, (slice(None),) * axis + (slice(0, n),))
+
+
+def _values_as(values: Any, dtype: mx.Dtype) -> Any:
+    """Update values as an array of ``x``'s dtype (as MLX casts them)."""
+    if isinstance(values, (mx.array, Tracer)):
+        return fnp.astype(values, dtype)
+    return fnp.asarray(values, dtype)
+
+
+def _values_shape_error(name: str, values: Any, target: tuple[int, ...]) -> ValueError:
+    return ValueError(
+        f"{name}: values of shape {tuple(aval_of(values).shape)} cannot be broadcast to "
+        f"the indexed shape {tuple(target)}")
+
+
+def _check_values_shape(values: Any, target: tuple[int, ...], name: str) -> None:
+    """Values must broadcast to the indexed shape (extra leading axes of size
+    1 allowed), as MLX's scatter requires."""
+    shape = tuple(aval_of(values).shape)
+    try:
+        full = np.broadcast_shapes(shape, target)
+    except ValueError:
+        raise _values_shape_error(name, values, target) from None
+    lead = len(full) - len(target)
+    if full[lead:] != tuple(target) or any(d != 1 for d in full[:lead]):
+        raise _values_shape_error(name, values, target)
 
 
 def _indexed_shape(shape, spec, arrays) -> tuple[tuple[int, ...], int, int]:
@@ -738,13 +1128,14 @@ def _grid_index(shape, spec, arrays, out_shape, start, block):
     return (_ARRAY,) * len(grid), grid
 
 
-def _apply(x, spec, arrays, values, op, unique=False):
+def _apply(x, spec, arrays, values, op, unique=False, name=None):
+    """The scatter primitive of ``op`` at a parsed index (index arrays used as
+    they are)."""
     dtype = x.dtype
     if arrays and _mixed(spec):
         out_shape, start, block = _indexed_shape(tuple(x.shape), spec, arrays)
         spec, arrays = _grid_index(tuple(x.shape), spec, arrays, out_shape, start, block)
-    values = fnp.asarray(values, dtype) if not isinstance(values, (mx.array, Tracer)) \
-        else fnp.astype(values, dtype)
+    values = _values_as(values, dtype)
     prim = _SCATTERS[op]
     params = {"spec": spec}
     if op in ("multiply", "divide"):
@@ -755,15 +1146,8 @@ def _apply(x, spec, arrays, values, op, unique=False):
     try:
         return prim.bind(x, values, *arrays, **params)
     except ValueError as err:
-        target = tuple(getitem(mx.zeros(x.shape, mx.bool_), _unparse(spec, arrays)).shape)
-        raise ValueError(
-            f"at[...].{op}: values of shape {tuple(values.shape)} cannot be broadcast to "
-            f"the indexed shape {target}") from err
-
-
-def _unparse(spec, arrays):
-    return tuple(mx.zeros(a.shape, mx.int32) if isinstance(a, Tracer) else a
-                 for a in _build(spec, arrays))
+        target = _indexed_shape(tuple(x.shape), spec, arrays)[0]
+        raise _values_shape_error(name or f"at[...].{op}", values, target) from err
 
 
 class _Updater:
@@ -784,14 +1168,27 @@ class _Updater:
 def at(x: Any) -> _Updater:
     """Functional updates of ``x``, as JAX's ``x.at``: ``fnp.at(x)[idx]``
     followed by ``.set(v)``, ``.add(v)``, ``.subtract(v)``, ``.multiply(v)``,
-    ``.divide(v)``, ``.min(v)``, ``.max(v)`` or ``.get()``. Each returns a new
-    array and leaves ``x`` as it is. ``idx`` takes every form ``getitem``
-    does; ``v`` broadcasts to ``x[idx]``'s shape and is cast to ``x``'s dtype.
+    ``.divide(v)``, ``.min(v)``, ``.max(v)`` or ``.get()``; MLX's names
+    ``.minimum(v)`` and ``.maximum(v)`` work too, so it does everything MLX's
+    ``x.at`` does, with the same results for in-range indices. Each returns
+    a new array and leaves ``x`` as it is. ``idx`` takes every form
+    ``getitem`` does; ``v`` broadcasts to ``x[idx]``'s shape and is cast to
+    ``x``'s dtype.
 
     ``fnp.at(x)[idx].set(v)`` works on ``mx.array`` and on traced values
     alike (inside transforms ``x.at[idx].set(v)`` works too). All updates are
     differentiable with respect to ``x`` and ``v``; see each method for how
     repeated indices are treated.
+
+    Index-array entries outside their axis (after negative entries wrap
+    once, as NumPy) follow the ``mode`` keyword of each update method, as in
+    JAX: ``"drop"`` (the default; ``"fill"`` is the same) skips the update,
+    and its value gets no gradient; ``"clip"`` applies it at the nearest end
+    of the axis; ``"promise_in_bounds"`` passes the indices to MLX unchanged,
+    at no cost, and is undefined behaviour if one is out of range. The
+    methods also take JAX's ``indices_are_sorted`` and ``unique_indices``
+    keywords (only ``multiply`` and ``divide`` use ``unique_indices``). For
+    ``.get`` see its own documentation.
 
     >>> import ftorch.numpy as fnp, mlx.core as mx
     >>> x = mx.zeros(4)
@@ -799,6 +1196,10 @@ def at(x: Any) -> _Updater:
     [0.0, 5.0, 6.0, 0.0]
     >>> fnp.at(x)[mx.array([0, 0])].add(1.0).tolist()
     [2.0, 0.0, 0.0, 0.0]
+    >>> fnp.at(x)[mx.array([0, 4])].add(1.0).tolist()
+    [1.0, 0.0, 0.0, 0.0]
+    >>> fnp.at(x)[mx.array([0, 4])].add(1.0, mode="clip").tolist()
+    [1.0, 0.0, 0.0, 1.0]
     """
     return _Updater(x)
 

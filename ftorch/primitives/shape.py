@@ -17,7 +17,7 @@ import mlx.core as mx
 import numpy as np
 
 from ftorch import numpy as fnp
-from ftorch.core import Primitive, Tracer, aval_of, is_floating
+from ftorch.core import Primitive, Tracer, aval_of, is_floating, mlx_at, mlx_getitem
 from ftorch.memory import check_fits
 from ftorch.primitives._rules import move_bdim, shape_of, unbroadcast
 from ftorch.primitives.creation import static_int, static_shape
@@ -390,10 +390,11 @@ def _static_slice_vjp(ct, out, x, slices):
     return (slice_transpose_p.bind(ct, slices=slices, shape=shape),)
 
 
-static_slice_p = Primitive("static_slice", lambda x, slices: x[_as_slices(slices)])
+static_slice_p = Primitive("static_slice",
+                           lambda x, slices: mlx_getitem(x, _as_slices(slices)))
 slice_transpose_p = Primitive(
     "slice_transpose",
-    lambda ct, slices, shape: mx.zeros(shape, ct.dtype).at[_as_slices(slices)].add(ct))
+    lambda ct, slices, shape: mlx_at(mx.zeros(shape, ct.dtype))[_as_slices(slices)].add(ct))
 
 static_slice_p.jvp = lambda primals, tangents, slices: (
     static_slice_p.bind(*primals, slices=slices), static_slice_p.bind(*tangents, slices=slices))
