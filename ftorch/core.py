@@ -702,6 +702,17 @@ for _name in _ARRAY_METHODS:
 # Helpers shared by transforms and rules
 # ----------------------------------------------------------------------------
 
+# MLX keeps its global random key in this list (mx.random.state) and replaces
+# the key on every draw without key=; reading the module attribute is slow.
+_RANDOM_STATE = mx.random.state
+
+
+def global_random_key() -> Any:
+    """MLX's current global random key: a draw from the global state (an
+    ``mx.random.*`` call without ``key=``) replaces it, which transforms that
+    must refuse such draws compare before and after."""
+    return _RANDOM_STATE[0]
+
 _FLOATING = (mx.float16, mx.bfloat16, mx.float32, mx.float64)
 
 

@@ -205,7 +205,8 @@ def asarray(x: Any, dtype: DTypeLike | None = None) -> Any:
     >>> fnp.asarray([1, 2], dtype=float).dtype
     mlx.core.float32
     """
-    dtype = _dtype_or(dtype, None, "asarray")
+    if dtype is not None:  # asarray is on many rules' paths: no call when None
+        dtype = to_mlx_dtype(dtype, "asarray: dtype")
     if isinstance(x, (mx.array, Tracer)):
         if dtype is None or x.dtype == dtype:
             return x
@@ -286,6 +287,7 @@ def _full(shape: tuple[int, ...], fill_value: Any, dtype: mx.Dtype | None, fname
 
 def _filled_like(make: Any, x: Any, dtype: Any, fname: str) -> mx.array:
     a = aval_of(x)
+    # x may be a broadcast view, which takes no memory: its shape may not fit.
     dtype = a.dtype if dtype is None else to_mlx_dtype(dtype, f"{fname}: dtype")
     check_fits(a.shape, dtype, fname)
     return make(a.shape, dtype)

@@ -215,7 +215,7 @@ def stage(f: Callable, in_avals: Sequence[ShapeDtypeStruct], fname: str = "<func
     """
     names = list(in_names) if in_names is not None else [f"input {i}" for i in range(len(in_avals))]
     builder = _Builder(fname, names)
-    random_state = mx.random.state[0]
+    random_key = core.global_random_key()
     with new_main(StagingTrace, builder, dynamic=True) as main:
         trace = StagingTrace(main)
         builder.in_vars = [Var(ShapeDtypeStruct(tuple(a.shape), a.dtype)) for a in in_avals]
@@ -226,7 +226,7 @@ def stage(f: Callable, in_avals: Sequence[ShapeDtypeStruct], fname: str = "<func
             if isinstance(o, (bool, int, float, complex)):
                 o = mx.array(o)
             out_atoms.append(trace.full_raise(o).atom)
-    if mx.random.state[0] is not random_state:
+    if core.global_random_key() is not random_key:
         raise RuntimeError(
             f"ft.jit: {fname!r} draws from MLX's global random state (mx.random.* without "
             "key=); under jit those numbers would be frozen at their trace-time values. Pass "

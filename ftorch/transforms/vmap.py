@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import mlx.core as mx
-
 from ftorch import numpy as fnp
 from ftorch import tree
 from ftorch.core import (
@@ -21,6 +19,7 @@ from ftorch.core import (
     Tracer,
     aval_of,
     call_traced,
+    global_random_key,
     new_main,
     user_frame,
 )
@@ -180,9 +179,12 @@ def vmap(
             raise ValueError(
                 f"vmap: in_axes has {len(axes_spec)} entries but the function was called "
                 f"with {len(args)} positional arguments")
-        leaves, args_tree = _util.flatten_arrays((args, kwargs), "arguments")
-        axes = _broadcast_prefix(axes_spec, args, "in_axes") + [0] * (
-            len(leaves) - len(tree.leaves(args)))
+        # Keyword arguments join the tree only when there are some (the common
+        # call has none, and flattening an extra level costs on every call).
+        leaves, args_tree = (_util.flatten_arrays((args, kwargs), "(args, kwargs)")
+                             if kwargs else _util.flatten_arrays(args, "args"))
+        axes = _broadcast_prefix(axes_spec, args, "in_axes")
+        axes += [0] * (len(leaves) - len(axes))  # keyword arguments: axis 0
         size = axis_size
         norm_axes = []
         for i, (leaf, ax) in enumerate(zip(leaves, axes)):
@@ -192,14 +194,14 @@ def vmap(
             shape = aval_of(leaf).shape
             if not -len(shape) <= ax < len(shape):
                 raise ValueError(f"vmap: in_axes {ax} is out of range for "
-                                 f"{_arg_names(args_tree)[i]} of shape {shape}")
+                                 f"{_arg_names(args_tree, kwargs)[i]} of shape {shape}")
             ax %= len(shape)
             n = shape[ax]
             if size is None:
                 size = n
             elif n != size:
                 sizes = {nm: aval_of(lf).shape[a % aval_of(lf).ndim]
-                         for nm, lf, a in zip(_arg_names(args_tree), leaves, axes)
+                         for nm, lf, a in zip(_arg_names(args_tree, kwargs), leaves, axes)
                          if a is not None}
                 raise ValueError(
                     f"vmap: mapped axes have inconsistent sizes: {sizes}"
@@ -208,12 +210,13 @@ def vmap(
         if size is None:
             raise ValueError("vmap: no argument is mapped (all in_axes are None); "
                              "pass axis_size to say how many times to map")
-        random_state = mx.random.state[0]
+        random_key = global_random_key()
+        with_kwargs = bool(kwargs)
         if chunk_size is not None and chunk_size < size:
-            out = _chunked(leaves, norm_axes, args_tree, size)
+            out = _chunked(leaves, norm_axes, args_tree, with_kwargs, size)
         else:
-            out = _run(leaves, norm_axes, args_tree, size)
-        if mx.random.state[0] is not random_state:
+            out = _run(leaves, norm_axes, args_tree, with_kwargs, size)
+        if global_random_key() is not random_key:
             raise RuntimeError(
                 f"vmap: {getattr(f, '__qualname__', f)!r} draws from MLX's global random "
                 "state (mx.random.* without key=), which would give every example the same "
@@ -221,12 +224,15 @@ def vmap(
                 "and draw with key=.")
         return out
 
-    def _run(leaves, axes, args_tree, size):
+    def _run(leaves, axes, args_tree, with_kwargs, size):
         out_info = []
 
         def flat_f(tracers):
-            args, kwargs = tree.unflatten(args_tree, tracers)
-            out = f(*args, **kwargs)
+            if with_kwargs:
+                args, kwargs = tree.unflatten(args_tree, tracers)
+                out = f(*args, **kwargs)
+            else:
+                out = f(*tree.unflatten(args_tree, tracers))
             out_leaves, out_tree = _util.flatten_arrays(out, "output")
             out_info.append((out_tree, _broadcast_prefix(out_axes, out, "out_axes")))
             return out_leaves
@@ -249,7 +255,7 @@ def vmap(
             results.append(move_bdim(val, bdim, ax % ndim, size))
         return tree.unflatten(out_tree, results)
 
-    def _chunked(leaves, axes, args_tree, size):
+    def _chunked(leaves, axes, args_tree, with_kwargs, size):
         from ftorch.primitives.shape import static_slice
 
         pieces = []
@@ -257,7 +263,7 @@ def vmap(
             stop = min(start + chunk_size, size)
             chunk = [x if ax is None else static_slice(
                 x, (slice(None),) * ax + (slice(start, stop),)) for x, ax in zip(leaves, axes)]
-            pieces.append(_run(chunk, axes, args_tree, stop - start))
+            pieces.append(_run(chunk, axes, args_tree, with_kwargs, stop - start))
         out_tree = tree.structure(pieces[0])
         spec = _broadcast_prefix(out_axes, pieces[0], "out_axes")
         columns = zip(*[tree.leaves(p) for p in pieces])
@@ -268,7 +274,10 @@ def vmap(
     return batched_f
 
 
-def _arg_names(args_tree: Any) -> list[str]:
-    """'args[0]['w']', 'kwargs['y']': each leaf of an (args, kwargs) tree."""
+def _arg_names(args_tree: Any, with_kwargs: Any) -> list[str]:
+    """'args[0]['w']', 'kwargs['y']': each leaf of the arguments' tree, which is
+    (args, kwargs) if there are keyword arguments, else args."""
+    if not with_kwargs:
+        return _util.leaf_names(args_tree, "args")
     return [("args" if path[0] == 0 else "kwargs") + "".join(f"[{p!r}]" for p in path[1:])
             for path in args_tree.paths()]
