@@ -64,6 +64,22 @@ class TestCrashes:
         assert out.split() == ["[nan,", "3.0,", "nan]", "[nan]"]
 
 
+    def test_allocations_beyond_memory_raise(self):
+        # More cases, and a pretend small device: tests/test_creation_args.py.
+        out = run_child("""
+            for make in (lambda: fnp.zeros((10**6, 10**6)),
+                         lambda: fnp.sum(fnp.ones((10**6, 10**6))),
+                         lambda: ft.grad(lambda x: fnp.sum(fnp.broadcast_to(x, (10**6, 10**6))))(
+                             mx.array(1.0)),
+                         lambda: ft.jit(lambda x: x + fnp.zeros((10**6, 10**6)))(mx.ones(1))):
+                try:
+                    mx.eval(make())
+                except MemoryError as e:
+                    print("MemoryError" if "(1000000, 1000000)" in str(e) else e)
+        """)
+        assert out.split() == ["MemoryError"] * 4
+
+
 class TestSilentWrongAnswers:
     def test_vmap_maps_keyword_arguments(self):
         x, y = mx.arange(15.0).reshape(5, 3), mx.ones((5, 3))
@@ -153,6 +169,17 @@ class TestErrorsSayWhatToDo:
             ft.jit(lambda x: fnp.add(x, bad))(mx.ones(2))
 
 
+    def test_creation_arguments(self):
+        with pytest.raises(ft.ConcretizationError, match="arange: stop must be a static"):
+            ft.jit(lambda n: fnp.arange(n))(mx.array(3))
+        with pytest.raises(TypeError, match="varies over the mapped axis"):
+            ft.vmap(lambda n: fnp.zeros((n,)))(mx.array([2, 3]))
+        with pytest.raises(TypeError, match=r"zeros: dtype must be .*did you mean 'float32'"):
+            fnp.zeros(3, dtype="flot32")
+        with pytest.raises(TypeError, match=r"ones: shape .* got 2.5 at position 1"):
+            fnp.ones((2, 2.5))
+
+
 class TestJaxCodeRunsAsWritten:
     # One call of every array method tracers have, with arguments that suit it.
     METHOD_ARGS = {
@@ -234,6 +261,16 @@ class TestJaxCodeRunsAsWritten:
     ])
     def test_astype_spellings_on_plain_arrays(self, dtype, expected):
         assert mx.ones(2).astype(dtype).dtype == expected
+
+    def test_dtype_spellings_and_clip_keywords(self):
+        assert fnp.ones((2, 2), dtype=bool).dtype == mx.bool_
+        assert fnp.zeros(3, dtype=np.float32).dtype == mx.float32
+        assert fnp.full((2,), 1.5, dtype="int32").tolist() == [1, 1]
+        assert ft.grad(lambda x: fnp.sum(x.astype(float)))(mx.ones(2, mx.float16)).tolist() \
+            == [1.0, 1.0]
+        _eq(fnp.clip(mx.array([-2.0, 0.5, 3.0]), min=0.0, max=1.0), [0.0, 0.5, 1.0])
+        with pytest.raises(TypeError):
+            fnp.clip(mx.ones(2), a_min=0.0, min=0.0)
 
     def test_register_dataclass(self):
         @ft.tree.register_dataclass
