@@ -239,6 +239,12 @@ class TestJaxCodeRunsAsWritten:
         step(p, p, 0.1)
         assert step.trace_count == 1
 
+    def test_python_scalars_in_eval_shape_and_make_graph(self):
+        x16 = ft.ShapeDtypeStruct((3,), mx.float16)
+        assert ft.eval_shape(lambda x, s: x * s, x16, 0.5).dtype == mx.float16
+        assert ft.eval_shape(lambda x, n: x * n, x16, 2).dtype == mx.float16
+        assert "astype[dtype=f16]" in str(ft.make_graph(lambda x, s: x * s)(x16, 0.5))
+
     def test_at_and_boolean_masks_on_plain_arrays(self):
         x = mx.arange(6.0)
         _eq(x.at[1:3].set(9.0), [0, 9, 9, 3, 4, 5])

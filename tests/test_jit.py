@@ -295,8 +295,9 @@ def test_eval_shape_pytrees_and_kwargs():
                         scale=ft.ShapeDtypeStruct((), mx.float16))
     assert out == {"y": ft.ShapeDtypeStruct((5, 4), mx.float32),
                    "n": ft.ShapeDtypeStruct((3,), mx.float32)}
-    with pytest.raises(TypeError, match="must be an array or a ShapeDtypeStruct"):
-        ft.eval_shape(f, p, [1.0], scale=1.0)
+    with pytest.raises(TypeError, match=r"args\[0\]\[1\]\[0\] must be an array, a Python scalar or "
+                                        "a ShapeDtypeStruct"):
+        ft.eval_shape(f, p, ["a"], scale=1.0)
 
 
 # ----------------------------------------------------------------------------

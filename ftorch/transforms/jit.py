@@ -716,26 +716,30 @@ def _retrace_reason(key: tuple, previous: list) -> str:
     return "new shapes/dtypes: " + "; ".join(changed) if changed else "cache cleared"
 
 
-def _abstract_leaves(args: tuple, fname: str) -> tuple[list, Any]:
+def _abstract_leaves(args: tuple, fname: str) -> tuple[list, list, Any]:
+    """The avals of ``args``' leaves, which of them are weakly typed (Python
+    scalars, as ``jit`` traces them), and the tree."""
     leaves, treedef = tree.flatten(args, is_leaf=lambda x: isinstance(x, ShapeDtypeStruct))
-    avals = []
+    avals, weak = [], []
     for path, leaf in zip(treedef.paths(), leaves):
+        weak.append(isinstance(leaf, (bool, int, float, complex)))
         if isinstance(leaf, ShapeDtypeStruct):
             avals.append(ShapeDtypeStruct(tuple(leaf.shape), leaf.dtype))
-        elif isinstance(leaf, (mx.array, Tracer)):
+        elif isinstance(leaf, (mx.array, Tracer)) or weak[-1]:
             avals.append(aval_of(leaf))
         elif isinstance(leaf, np.ndarray):
             avals.append(aval_of(mx.array(leaf)))
         else:
             raise TypeError(f"{fname}: args" + "".join(f"[{p!r}]" for p in path)
-                            + f" must be an array or a ShapeDtypeStruct, got "
-                            f"{type(leaf).__name__}: {leaf!r}")
-    return avals, treedef
+                            + f" must be an array, a Python scalar or a ShapeDtypeStruct, "
+                            f"got {type(leaf).__name__}: {leaf!r}")
+    return avals, weak, treedef
 
 
 def make_graph(f: Callable, static_argnums: int | Sequence[int] = ()) -> Callable[..., Graph]:
-    """A function of ``f``'s arguments (arrays or ``ShapeDtypeStruct``s)
-    returning the graph ``jit`` would stage, before simplification.
+    """A function of ``f``'s arguments (arrays, ``ShapeDtypeStruct``s or
+    Python scalars, which are weakly typed as under ``jit``) returning the
+    graph ``jit`` would stage, before simplification.
 
     >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
     >>> print(ft.make_graph(lambda x: fnp.sum(fnp.sin(x) * 2.0))(mx.ones(3)))
@@ -751,14 +755,14 @@ def make_graph(f: Callable, static_argnums: int | Sequence[int] = ()) -> Callabl
 
     def make(*args) -> Graph:
         dyn = tuple(a for i, a in enumerate(args) if i not in nums)
-        avals, treedef = _abstract_leaves(dyn, "make_graph")
+        avals, weak, treedef = _abstract_leaves(dyn, "make_graph")
 
         def flat_f(leaves):
             it = iter(tree.unflatten(treedef, leaves))
             out = f(*[args[i] if i in nums else next(it) for i in range(len(args))])
             return tree.leaves(out)
 
-        graph, hoisted = stage(flat_f, avals, fname)
+        graph, hoisted = stage(flat_f, avals, fname, weak=weak)
         if hoisted:
             raise ValueError("make_graph: the function closes over values traced by an "
                              "enclosing transform; make_graph shows closed functions only")
@@ -770,14 +774,15 @@ def make_graph(f: Callable, static_argnums: int | Sequence[int] = ()) -> Callabl
 def eval_shape(f: Callable, *args: Any, **kwargs: Any) -> Any:
     """The shapes and dtypes of ``f(*args, **kwargs)``, computing nothing.
 
-    Arguments are arrays or ``ShapeDtypeStruct``s (pytrees of them).
+    Arguments are arrays, ``ShapeDtypeStruct``s or Python scalars (pytrees
+    of them); scalars are weakly typed, as under ``jit``.
 
     >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
     >>> ft.eval_shape(lambda x: fnp.outer(x, x), ft.ShapeDtypeStruct((3,), mx.float32))
     ShapeDtypeStruct(shape=(3, 3), dtype=mlx.core.float32)
     """
     _util.check_callable(f, "eval_shape")
-    avals, treedef = _abstract_leaves((args, kwargs), "eval_shape")
+    avals, weak, treedef = _abstract_leaves((args, kwargs), "eval_shape")
     out_tree = []
 
     def flat_f(leaves):
@@ -786,5 +791,5 @@ def eval_shape(f: Callable, *args: Any, **kwargs: Any) -> Any:
         out_tree.append(out_tree_)
         return leaves_out
 
-    graph, _ = stage(flat_f, avals, getattr(f, "__qualname__", repr(f)))
+    graph, _ = stage(flat_f, avals, getattr(f, "__qualname__", repr(f)), weak=weak)
     return tree.unflatten(out_tree[0], graph.out_avals)
