@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ftorch.numpy as fnp
+from ftorch.core import mlx_at
 
 # ----------------------------------------------------------------------------
 # Index expressions as harness arguments
@@ -221,7 +222,7 @@ def _update(op, **kw):
 
 
 def _mx_add(x, v, code, *arrays):
-    return x.at[decode(code, arrays)].add(v)
+    return mlx_at(x)[decode(code, arrays)].add(v)  # MLX's own ArrayAt, not ftorch's
 
 
 def _mx_set(x, v, code, *arrays):

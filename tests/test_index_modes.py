@@ -26,6 +26,7 @@ from hypothesis.extra import numpy as hnp
 
 import ftorch as ft
 import ftorch.numpy as fnp
+from ftorch.core import mlx_at, mlx_getitem
 
 HOW = ("eager", "jit", "vmap")
 RTOL, ATOL = 1e-5, 1e-6
@@ -510,20 +511,22 @@ def test_at_matches_mlx_for_in_range_indices(dtype, data):
             assert np.array_equal(np.array(getattr(fnp.at(x)[i], method)(v)), np.array(x))
         return
     for method in MLX_METHODS:
-        expected = np.array(getattr(x.at[i], method)(v))
+        expected = np.array(getattr(mlx_at(x)[i], method)(v))
         np.testing.assert_array_equal(np.array(getattr(fnp.at(x)[i], method)(v)), expected,
                                       err_msg=method)
-    np.testing.assert_array_equal(np.array(fnp.at(x)[i].get()), np.array(x[i]))
+    np.testing.assert_array_equal(np.array(fnp.at(x)[i].get()), np.array(mlx_getitem(x, i)))
 
 
 def test_at_repeats_accumulate_as_in_mlx():
     x, i = mx.zeros(3), mx.array([0, 0, 2, 0])
     v = mx.array([1.0, 2.0, 3.0, 4.0])
-    assert fnp.at(x)[i].add(v).tolist() == x.at[i].add(v).tolist() == [7.0, 0.0, 3.0]
-    assert fnp.at(x)[i].subtract(v).tolist() == x.at[i].subtract(v).tolist()
-    assert fnp.at(x + 1)[i].multiply(v).tolist() == (x + 1).at[i].multiply(v).tolist()
-    assert fnp.at(x)[i].maximum(v).tolist() == x.at[i].maximum(v).tolist() == [4.0, 0.0, 3.0]
-    assert fnp.at(x)[i].minimum(-v).tolist() == x.at[i].minimum(-v).tolist()
+    # mx.array.at is ftorch's (x.at[i]); mlx_at(x) is MLX's own ArrayAt.
+    assert x.at[i].add(v).tolist() == mlx_at(x)[i].add(v).tolist() == [7.0, 0.0, 3.0]
+    assert x.at[i].subtract(v).tolist() == mlx_at(x)[i].subtract(v).tolist()
+    assert (x + 1).at[i].multiply(v).tolist() == mlx_at(x + 1)[i].multiply(v).tolist()
+    assert x.at[i].maximum(v).tolist() == mlx_at(x)[i].maximum(v).tolist() == [4.0, 0.0, 3.0]
+    assert x.at[i].minimum(-v).tolist() == mlx_at(x)[i].minimum(-v).tolist()
+    assert type(x.at[i]) is type(fnp.at(x)[i])
     # and on traced values
     g = ft.grad(lambda x: fnp.sum(x.at[i].maximum(v) + x.at[i].minimum(-v)))(mx.zeros(3))
     assert g.tolist() == [0.0, 2.0, 0.0]  # x loses at 0 and 2 both times
