@@ -104,6 +104,9 @@ class Primitive:
     - ``abstract_eval(*avals, **params)``: the shape/dtype rule. By default it
       runs ``impl`` on lazy MLX placeholders, which computes nothing (MLX is
       lazy) and agrees with MLX's own shape inference by construction.
+    - ``lowering(*args, **params)``: optional, what ``graph.lower`` emits for
+      it into one straight-line MLX function (``jit`` inlines its graph);
+      ``impl`` when absent.
     - ``elementwise``: its operands broadcast and promote to one dtype
       elementwise, so a weakly typed scalar operand (a Python scalar passed to
       ``jit``) takes the dtype of the others.
@@ -114,7 +117,7 @@ class Primitive:
 
     __slots__ = (
         "name", "impl", "jvp", "_vjp", "vjp_takes_needed", "vjp_fwd", "batch",
-        "_abstract_eval", "multiple_results", "elementwise",
+        "_abstract_eval", "multiple_results", "elementwise", "lowering",
     )
 
     def __init__(
@@ -140,6 +143,7 @@ class Primitive:
         self._abstract_eval = abstract_eval
         self.multiple_results = multiple_results
         self.elementwise = elementwise
+        self.lowering: Callable | None = None
         registry[name] = self
 
     def __repr__(self) -> str:

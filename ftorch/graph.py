@@ -181,19 +181,19 @@ def evaluate(graph: Graph, args: Sequence) -> list:
 
 
 def lower(graph: Graph) -> Callable:
-    """One straight-line MLX function of the graph's inputs, with nested
-    graphs inlined: what ``mx.compile`` traces."""
-
-    def apply(prim, vals, params):
-        nested = params.get("graph") if prim.name == "jit" else None
-        if nested is not None:
-            return _run(nested, vals, apply)
-        return prim.impl(*vals, **params)
+    """One straight-line MLX function of the graph's inputs, what
+    ``mx.compile`` traces: each equation emits its primitive's ``lowering``
+    rule (higher-order primitives inline their graphs), else its MLX ``impl``."""
 
     def run(*args):
-        return _run(graph, args, apply)
+        return _run(graph, args, _apply_lowering)
 
     return run
+
+
+def _apply_lowering(prim: Primitive, vals: list, params: dict) -> Any:
+    rule = prim.lowering
+    return prim.impl(*vals, **params) if rule is None else rule(*vals, **params)
 
 
 def _run(graph: Graph, args: Sequence, apply: Callable) -> list:
@@ -215,6 +215,56 @@ def _run(graph: Graph, args: Sequence, apply: Callable) -> list:
 # ----------------------------------------------------------------------------
 # Passes
 # ----------------------------------------------------------------------------
+
+
+class GraphTypeError(TypeError):
+    """A graph whose equations disagree with their primitives' shape rules,
+    or that reads a variable before defining it."""
+
+
+def typecheck(graph: Graph) -> Graph:
+    """Check ``graph`` equation by equation: every input is defined before
+    use, and each primitive's shape rule, applied to its inputs' avals, gives
+    its outputs' avals. Raises ``GraphTypeError`` naming the first equation
+    that breaks (a bad rule or pass shows where it went wrong); returns the
+    graph.
+
+    >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
+    >>> from ftorch.graph import typecheck
+    >>> g = typecheck(ft.make_graph(lambda x: fnp.sum(x * 2.0))(mx.ones(3)))
+    """
+    defined = {id(v) for v in graph.in_vars} | {id(v) for v in graph.const_vars}
+    for v, c in zip(graph.const_vars, graph.consts):
+        if ShapeDtypeStruct(tuple(c.shape), c.dtype) != v.aval:
+            raise GraphTypeError(f"constant of {format_aval(v.aval)} holds an array of "
+                                 f"{format_aval(ShapeDtypeStruct(tuple(c.shape), c.dtype))}")
+
+    def where(i: int) -> str:
+        lines = format_graph(graph).split("\n")  # the signature, consts, then equations
+        line = lines[1 + bool(graph.const_vars) + i].strip()
+        return f"at equation {i} ({line}) of\n" + "\n".join(lines)
+
+    for i, eqn in enumerate(graph.eqns):
+        for a in eqn.inputs:
+            if isinstance(a, Var) and id(a) not in defined:
+                raise GraphTypeError(f"an input is used before it is defined {where(i)}")
+        avals = [a.value if isinstance(a, Literal) else a.aval for a in eqn.inputs]
+        try:
+            out = eqn.prim.abstract_eval(*avals, **eqn.params)
+        except Exception as e:
+            raise GraphTypeError(f"{eqn.prim.name}'s shape rule fails ({e}) {where(i)}") \
+                from e
+        expected = list(out) if eqn.prim.multiple_results else [out]
+        got = [v.aval for v in eqn.outs]
+        if [tuple(a) for a in expected] != [tuple(a) for a in got]:
+            raise GraphTypeError(
+                f"{eqn.prim.name} gives {', '.join(map(format_aval, expected))} but its "
+                f"outputs are typed {', '.join(map(format_aval, got))} {where(i)}")
+        defined.update(id(v) for v in eqn.outs)
+    for a in graph.outs:
+        if isinstance(a, Var) and id(a) not in defined:
+            raise GraphTypeError(f"an output is never defined in\n{graph}")
+    return graph
 
 
 def dce(graph: Graph) -> Graph:

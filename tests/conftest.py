@@ -3,7 +3,11 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-import ftorch  # noqa: F401  (first: it loads the fast BLAS before mlx.core is imported)
+import ftorch  # (first: it loads the fast BLAS before mlx.core is imported)
+
+# Every graph jit stages or derives in the tests is typechecked: a bad rule or
+# pass fails at the equation it breaks.
+ftorch.config.check_graphs = True
 
 settings.register_profile(
     "default", max_examples=int(os.environ.get("FTORCH_EXAMPLES", "8")), deadline=None,

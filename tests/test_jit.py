@@ -24,7 +24,7 @@ import ftorch as ft
 import ftorch.numpy as fnp
 from ftorch.config import config
 from ftorch.core import LeakedTracerError, Primitive
-from ftorch.graph import cse, dce, evaluate, simplify
+from ftorch.graph import Graph, GraphTypeError, cse, dce, evaluate, simplify, typecheck
 from ftorch.transforms.jit import ConcretizationError
 
 # ----------------------------------------------------------------------------
@@ -195,6 +195,49 @@ def test_cse_keeps_signed_zero_literals(uncompiled):
     f = lambda x: (1 / (x * 0.0), 1 / (x * -0.0))
     x = mx.array([1.0, 2.0])
     assert_same(ft.jit(f)(x), f(x))
+
+
+def _graphs_in(entry):
+    """Every graph in a ``derived`` cache entry (tuples of graphs and info)."""
+    if isinstance(entry, Graph):
+        yield entry
+    elif isinstance(entry, tuple):
+        for e in entry:
+            yield from _graphs_in(e)
+
+
+def test_typecheck_accepts_staged_and_derived_graphs(uncompiled):
+    def f(x, w):
+        return fnp.sum(fnp.tanh(x @ w) ** 2, axis=-1)
+
+    jf = ft.jit(f)
+    x, w = mx.ones((4, 3)), mx.ones((3, 2))
+    ft.grad(lambda w: fnp.sum(jf(x, w)))(w)
+    ft.jvp(lambda w: jf(x, w), (w,), (w,))
+    ft.vmap(jf, in_axes=(0, None))(mx.ones((5, 4, 3)), w)
+    # Staging jf once more finds its cached graph: the one the transforms derived from.
+    (eqn,) = ft.make_graph(jf)(x, w).eqns
+    graph = eqn.params["graph"]
+    derived = [g for entry in graph.derived.values() for g in _graphs_in(entry)]
+    assert len(derived) >= 4  # jvp, the vjp split (forward, backward), vmap
+    for g in [graph, *derived]:
+        assert typecheck(g) is g
+
+
+def test_typecheck_names_the_equation_that_breaks(uncompiled):
+    graph = ft.make_graph(lambda x: fnp.sum(fnp.sin(x) * 2.0))(mx.ones(3))
+    graph.eqns[1].outs[0].aval = ft.ShapeDtypeStruct((4,), mx.float32)
+    with pytest.raises(GraphTypeError, match=r"multiply gives f32\[3\] but its outputs are "
+                                             r"typed f32\[4\] at equation 1 \(c:f32\[4\] ="):
+        typecheck(graph)
+    graph = ft.make_graph(lambda x: fnp.sum(fnp.sin(x) * 2.0))(mx.ones(3))
+    graph.eqns.reverse()
+    with pytest.raises(GraphTypeError, match="used before it is defined at equation 0"):
+        typecheck(graph)
+    graph = ft.make_graph(lambda x: x @ x)(mx.ones((2, 2)))
+    graph.in_vars[0].aval = ft.ShapeDtypeStruct((2, 3), mx.float32)
+    with pytest.raises(GraphTypeError, match="matmul's shape rule fails"):
+        typecheck(graph)
 
 
 # ----------------------------------------------------------------------------

@@ -56,6 +56,7 @@ from ftorch.graph import (
     evaluate,
     lower,
     simplify,
+    typecheck,
 )
 from ftorch.transforms import _util
 from ftorch.transforms.jvp import jvp_flat
@@ -262,6 +263,14 @@ def _jit_impl(*args: Any, graph: Graph) -> list:
 
 jit_p = Primitive("jit", _jit_impl, multiple_results=True,
                   abstract_eval=lambda *avals, graph: graph.out_avals)
+# Inside an enclosing lowered graph, a jitted call is inlined: one compiled
+# function for the whole.
+jit_p.lowering = lambda *args, graph: lower(graph)(*args)
+
+
+def _checked(graph: Graph) -> Graph:
+    """``graph``, typechecked first when ``ft.config.check_graphs`` is on."""
+    return typecheck(graph) if config.check_graphs else graph
 
 
 def _derive(graph: Graph, key: tuple, make: Callable) -> tuple[Graph, Any]:
@@ -273,7 +282,7 @@ def _derive(graph: Graph, key: tuple, make: Callable) -> tuple[Graph, Any]:
         in_avals, flat_f = make(info)
         derived, hoisted = stage(flat_f, in_avals, f"{key[0]} of a jitted function")
         assert not hoisted, "graphs close over no tracers"
-        entry = graph.derived[key] = (simplify(derived), info[0])
+        entry = graph.derived[key] = (_checked(simplify(derived)), info[0])
     return entry
 
 
@@ -342,7 +351,7 @@ def _split_vjp(graph: Graph) -> tuple[Graph, Graph, list[bool]]:
                     joint.outs[:n_out] + residuals))
     bwd = dce(Graph(residuals + cts, joint.const_vars, joint.consts, bwd_eqns,
                     joint.outs[n_out:]))
-    entry = graph.derived["vjp split"] = (fwd, bwd, nonzero)
+    entry = graph.derived["vjp split"] = (_checked(fwd), _checked(bwd), nonzero)
     return entry
 
 
@@ -553,7 +562,7 @@ def jit(
         in_names = [_leaf_name(f, nargs, nums, p) for p in treedef.paths()]
         graph, hoisted = stage(flat_f, [ShapeDtypeStruct(*a[:2]) for a in key[2]], fname,
                                in_names, weak=[len(a) == 3 for a in key[2]])
-        return simplify(graph), hoisted, out_info[0]
+        return _checked(simplify(graph)), hoisted, out_info[0]
 
     def entry_for(args: tuple, kwargs: dict) -> tuple[_Entry, list, list]:
         """The cached trace of a call's signature (traced on a miss), the
