@@ -293,6 +293,7 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     [[2.0, 0.0], [0.0, 4.0]]
     """
     _util.check_callable(f, "jacrev")
+
     def jacobian(*args, **kwargs):
         nums = _util.normalize_argnums(argnums, len(args), "jacrev")
         d_leaves, d_tree = _util.flatten_arrays(tuple(args[n] for n in nums), "args")
