@@ -717,6 +717,7 @@ def global_random_key() -> Any:
     must refuse such draws compare before and after."""
     return _RANDOM_STATE[0]
 
+
 _FLOATING = (mx.float16, mx.bfloat16, mx.float32, mx.float64)
 
 

@@ -196,7 +196,7 @@ class StagingTrace(Trace):
         out = list(inputs)
         for i, (a, w) in enumerate(zip(inputs, weak)):
             if w:
-                target = fnp.result_type(*strong, _WEAK_SAMPLES[_kind(a.aval.dtype)])
+                target = fnp.result_type(*strong, _python_scalar_like(a.aval.dtype))
                 if target != a.aval.dtype:
                     out[i] = fnp.astype(StagingTracer(self, a), target).atom
         return out, False
@@ -239,17 +239,14 @@ def stage(f: Callable, in_avals: Sequence[ShapeDtypeStruct], fname: str = "<func
     return graph, [c for _, c in hoisted]
 
 
-# A Python scalar of each kind, to ask MLX's promotion what dtype a weakly
-# typed operand takes beside others.
-_WEAK_SAMPLES = {"bool": False, "int": 0, "float": 0.0, "complex": 0j}
-
-
-def _kind(dtype: mx.Dtype) -> str:
+def _python_scalar_like(dtype: mx.Dtype) -> bool | int | float | complex:
+    """A Python scalar of ``dtype``'s kind, to ask MLX's promotion what dtype
+    a weakly typed operand of that kind takes beside others."""
     if dtype == mx.bool_:
-        return "bool"
+        return False
     if dtype == mx.complex64:
-        return "complex"
-    return "float" if core.is_floating(dtype) else "int"
+        return 0j
+    return 0.0 if core.is_floating(dtype) else 0
 
 
 # ----------------------------------------------------------------------------
