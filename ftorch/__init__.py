@@ -28,7 +28,7 @@ from ftorch.transforms import (
     vmap,
 )
 from ftorch.config import config
-from ftorch.transforms.jit import ConcretizationError
+from ftorch.transforms.staging import ConcretizationError
 from ftorch import numpy
 from ftorch.primitives.elementwise import stop_gradient
 from ftorch import nn

@@ -25,7 +25,7 @@ import ftorch.numpy as fnp
 from ftorch.config import config
 from ftorch.core import LeakedTracerError, Primitive
 from ftorch.graph import Graph, GraphTypeError, cse, dce, evaluate, simplify, typecheck
-from ftorch.transforms.jit import ConcretizationError
+from ftorch.transforms.staging import ConcretizationError
 
 # ----------------------------------------------------------------------------
 # Helpers

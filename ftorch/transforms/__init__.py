@@ -1,7 +1,8 @@
 """Transforms: interpreters over the primitives' rules, one file each."""
 
-from ftorch.transforms.jit import eval_shape, jit, make_graph
+from ftorch.transforms.jit import jit
 from ftorch.transforms.jvp import jacfwd, jvp, linearize
+from ftorch.transforms.staging import eval_shape, make_graph
 from ftorch.transforms.vjp import grad, hessian, jacrev, value_and_grad, vjp
 from ftorch.transforms.vmap import vmap
 

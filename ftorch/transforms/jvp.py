@@ -21,7 +21,9 @@ from ftorch.core import (
     is_floating,
     new_main,
 )
+from ftorch.graph import Graph, evaluate
 from ftorch.transforms import _util
+from ftorch.transforms.staging import derive
 from ftorch.transforms.vmap import vmap
 
 
@@ -84,6 +86,46 @@ def jvp_flat(f: Callable, primals: list, tangents: list) -> tuple[list, list]:
                 out_primals.append(o)
                 out_tangents.append(None)
     return out_primals, out_tangents
+
+
+def jvp_graph(graph: Graph, nonzero: Sequence[bool],
+              instantiate: bool | Sequence[bool] = False) -> tuple[Graph, list[bool]]:
+    """The forward-mode derivative of ``graph``, as a graph.
+
+    It takes the primals and the tangents of the inputs marked ``nonzero``,
+    and returns the outputs followed by the tangents of the outputs that are
+    not symbolic zeros, which the returned list marks. ``instantiate`` (one
+    flag, or one per output) asks for a tangent for those outputs even where
+    it is zero. Made once per ``(nonzero, instantiate)`` and cached on
+    ``graph``.
+
+    >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
+    >>> g = ft.make_graph(fnp.sin)(mx.ones(2))
+    >>> print(jvp_graph(g, [True])[0])
+    graph(a:f32[2], b:f32[2]) -> (f32[2], f32[2])
+      c:f32[2] = sin a
+      d:f32[2] = cos a
+      e:f32[2] = multiply b d
+      return c, e
+    """
+    mask = tuple(bool(m) for m in nonzero)
+    n_out = len(graph.outs)
+    inst = ((bool(instantiate),) * n_out if isinstance(instantiate, bool)
+            else tuple(bool(i) for i in instantiate))
+    n_in = len(graph.in_vars)
+
+    def make(info):
+        def flat_f(leaves):
+            it = iter(leaves[n_in:])
+            full = [next(it) if m else None for m in mask]
+            outs, out_tangents = jvp_flat(lambda xs: evaluate(graph, xs), leaves[:n_in], full)
+            out_tangents = [fnp.zeros_like(o) if t is None and i else t
+                            for o, t, i in zip(outs, out_tangents, inst)]
+            info.append([t is not None for t in out_tangents])
+            return outs + [t for t in out_tangents if t is not None]
+        return graph.in_avals + [a for a, m in zip(graph.in_avals, mask) if m], flat_f
+
+    return derive(graph, ("jvp", mask, inst), make)
 
 
 def jvp(

@@ -23,8 +23,11 @@ from ftorch.core import (
     new_main,
     user_frame,
 )
+from ftorch.graph import Graph, evaluate
 from ftorch.primitives._rules import move_bdim
+from ftorch.primitives.shape import static_slice
 from ftorch.transforms import _util
+from ftorch.transforms.staging import derive
 
 
 class BatchTracer(Tracer):
@@ -109,6 +112,45 @@ def batch_flat(f: Callable, vals: list, dims: list, axis_size: int) -> tuple[lis
                 out_vals.append(o)
                 out_dims.append(None)
     return out_vals, out_dims
+
+
+def batch_graph(graph: Graph, in_dims: Sequence[int | None], axis_size: int,
+                force: Sequence[bool] | None = None) -> tuple[Graph, list]:
+    """``graph`` vectorized over a batch axis of size ``axis_size``, as a graph.
+
+    Input ``i`` carries the batch at axis ``in_dims[i]`` (``None``: it does
+    not vary). Returns the batched graph and its outputs' batch axes. With
+    ``force`` (one flag per output), every output that varies has its batch
+    axis first, and the flagged ones vary even if they do not depend on it
+    (broadcast): what a loop needs of its carry. Made once per signature and
+    cached on ``graph``.
+
+    >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
+    >>> g = ft.make_graph(lambda x, y: x * y)(mx.ones(3), mx.ones(()))
+    >>> batched, out_dims = batch_graph(g, [1, None], 4)
+    >>> batched.in_avals[0].shape, out_dims
+    ((3, 4), [1])
+    """
+    dims = tuple(in_dims)
+    forced = None if force is None else tuple(bool(f) for f in force)
+
+    def make(info):
+        def flat_f(leaves):
+            outs, out_dims = batch_flat(lambda xs: evaluate(graph, xs), leaves, dims, axis_size)
+            if forced is not None:
+                outs = [o if d is None and not f else move_bdim(o, d, 0, axis_size)
+                        for o, d, f in zip(outs, out_dims, forced)]
+                out_dims = [None if d is None and not f else 0
+                            for d, f in zip(out_dims, forced)]
+            info.append(out_dims)
+            return outs
+        in_avals = []
+        for a, d in zip(graph.in_avals, dims):
+            shape = a.shape if d is None else a.shape[:d] + (axis_size,) + a.shape[d:]
+            in_avals.append(ShapeDtypeStruct(shape, a.dtype))
+        return in_avals, flat_f
+
+    return derive(graph, ("vmap", dims, axis_size, forced), make)
 
 
 # ----------------------------------------------------------------------------
@@ -256,8 +298,6 @@ def vmap(
         return tree.unflatten(out_tree, results)
 
     def _chunked(leaves, axes, args_tree, with_kwargs, size):
-        from ftorch.primitives.shape import static_slice
-
         pieces = []
         for start in range(0, size, chunk_size):
             stop = min(start + chunk_size, size)
