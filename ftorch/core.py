@@ -107,6 +107,10 @@ class Primitive:
     - ``lowering(*args, **params)``: optional, what ``graph.lower`` emits for
       it into one straight-line MLX function (``jit`` inlines its graph);
       ``impl`` when absent.
+    - ``needs_host``: it reads values on the host while it runs (a loop
+      whose trip count depends on data), so a compiled graph is split at it
+      (see ``graph.lower``); its ``lowering`` then runs between compiled
+      segments, on concrete arrays.
     - ``elementwise``: its operands broadcast and promote to one dtype
       elementwise, so a weakly typed scalar operand (a Python scalar passed to
       ``jit``) takes the dtype of the others.
@@ -117,7 +121,7 @@ class Primitive:
 
     __slots__ = (
         "name", "impl", "jvp", "_vjp", "vjp_takes_needed", "vjp_fwd", "batch",
-        "_abstract_eval", "multiple_results", "elementwise", "lowering",
+        "_abstract_eval", "multiple_results", "elementwise", "lowering", "needs_host",
     )
 
     def __init__(
@@ -144,6 +148,7 @@ class Primitive:
         self.multiple_results = multiple_results
         self.elementwise = elementwise
         self.lowering: Callable | None = None
+        self.needs_host = False
         registry[name] = self
 
     def __repr__(self) -> str:

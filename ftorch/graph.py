@@ -101,9 +101,11 @@ class Graph:
 
     @property
     def lowered(self) -> Callable:
-        """This graph as one compiled MLX function of ``in_vars``."""
+        """This graph as a compiled MLX function of ``in_vars``: one
+        ``mx.compile`` of the whole, or, when an equation must read values on
+        the host (``needs_host``), compiled segments around it."""
         if self._lowered is None:
-            self._lowered = mx.compile(lower(self))
+            self._lowered = segmented(self) if needs_host(self) else mx.compile(lower(self))
         return self._lowered
 
 
@@ -189,6 +191,80 @@ def lower(graph: Graph) -> Callable:
         return _run(graph, args, _apply_lowering)
 
     return run
+
+
+def subgraphs(params: dict) -> list[Graph]:
+    """The graphs among an equation's params (a higher-order primitive's
+    bodies and branches)."""
+    found = []
+    for value in params.values():
+        if isinstance(value, Graph):
+            found.append(value)
+        elif isinstance(value, tuple):
+            found.extend(v for v in value if isinstance(v, Graph))
+    return found
+
+
+def needs_host(graph: Graph) -> bool:
+    """Whether running ``graph`` reads values on the host: it holds an
+    equation of a ``needs_host`` primitive, at any depth."""
+    found = graph.derived.get("needs host")
+    if found is None:
+        found = graph.derived["needs host"] = any(
+            eqn.prim.needs_host or any(needs_host(g) for g in subgraphs(eqn.params))
+            for eqn in graph.eqns)
+    return found
+
+
+def segmented(graph: Graph) -> Callable:
+    """``graph`` as compiled straight-line segments, split at the equations
+    that need the host (``needs_host``), which run their ``lowering`` on
+    concrete arrays in between: the plan for a graph holding a loop whose
+    trip count depends on data, which ``mx.compile`` cannot contain."""
+    steps: list = []  # per step: (compiled segment or host eqn, input atoms, output vars)
+    run: list[Eqn] = []
+
+    def close_run(later: list) -> None:
+        if not run:
+            return
+        defined = {id(v) for e in run for v in e.outs}
+        needed = {id(a) for e in later for a in e.inputs} | {id(a) for a in graph.outs}
+        inputs, seen = [], set()
+        for e in run:
+            for a in e.inputs:
+                if isinstance(a, Var) and id(a) not in defined and id(a) not in seen:
+                    seen.add(id(a))
+                    inputs.append(a)
+        outs = [v for e in run for v in e.outs if id(v) in needed]
+        sub = Graph(inputs, [], [], list(run), outs)
+        steps.append((mx.compile(lower(sub)), inputs, outs))
+        run.clear()
+
+    for i, eqn in enumerate(graph.eqns):
+        if eqn.prim.needs_host or any(needs_host(g) for g in subgraphs(eqn.params)):
+            close_run(graph.eqns[i:])
+            steps.append((eqn, eqn.inputs, eqn.outs))
+        else:
+            run.append(eqn)
+    close_run([])
+
+    def call(*args):
+        env: dict[int, Any] = {id(v): c for v, c in zip(graph.const_vars, graph.consts)}
+        env.update((id(v), a) for v, a in zip(graph.in_vars, args))
+
+        def read(a: Atom) -> Any:
+            return a.value if type(a) is Literal else env[id(a)]
+
+        for step, inputs, outs in steps:
+            if isinstance(step, Eqn):
+                out = _apply_lowering(step.prim, [read(a) for a in inputs], step.params)
+                out = out if step.prim.multiple_results else [out]
+            else:
+                out = step(*[read(a) for a in inputs])
+            env.update((id(v), o) for v, o in zip(outs, out))
+        return [read(a) for a in graph.outs]
+
+    return call
 
 
 def _apply_lowering(prim: Primitive, vals: list, params: dict) -> Any:

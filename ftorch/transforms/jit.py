@@ -39,6 +39,7 @@ from ftorch.core import (
 from ftorch.graph import (
     Graph,
     lower,
+    needs_host,
     simplify,
 )
 from ftorch.transforms import _util
@@ -304,6 +305,8 @@ def jit(
                 entry, _, _ = entry_for(*tree.unflatten(treedef, leaves))
             except Exception as e:
                 raise _TraceError(e) from e
+            if needs_host(entry.graph):  # a data-dependent loop: not one mx.compile
+                raise _TraceError(None)
             record.note(entry.out_tree)
             return lower(entry.graph)(*leaves)
 
@@ -318,16 +321,20 @@ def jit(
                 leaves, fast_key = tree.flatten((args, kwargs))
                 if not _all_mx_arrays(leaves):  # NumPy arrays, leaked tracers, ...
                     fast_key = None
-            if fast_key is not None:
-                record = fast.get(fast_key) or compiled_for(fast_key, args, kwargs)
+            record = None if fast_key is None else (
+                fast.get(fast_key) or compiled_for(fast_key, args, kwargs))
+            if record is not None and record.compiled is not None:
                 try:
                     outs = record.compiled(*leaves)
                 except _TraceError as e:
-                    raise e.error from None
-                out_tree = record.out_tree
-                if out_tree is None or out_tree is _UNSET:  # it depends on the shapes
-                    out_tree = entry_for(args, kwargs)[0].out_tree
-                return _results(out_tree, outs)
+                    if e.error is not None:
+                        raise e.error from None
+                    record.compiled = None  # its graph runs as compiled segments
+                else:
+                    out_tree = record.out_tree
+                    if out_tree is None or out_tree is _UNSET:  # it depends on the shapes
+                        out_tree = entry_for(args, kwargs)[0].out_tree
+                    return _results(out_tree, outs)
         entry, leaves, hoisted = entry_for(args, kwargs)
         return _results(entry.out_tree, jit_p.bind(*hoisted, *leaves, graph=entry.graph))
 
@@ -353,8 +360,9 @@ class _Entry(NamedTuple):
 
 class _Compiled:
     """A jitted function's ``mx.compile``d dispatcher for one input
-    structure, and the output structure its traces share (``None`` where
-    they differ, ``_UNSET`` before the first trace)."""
+    structure (``None`` once a trace needed the host: those calls take the
+    general path), and the output structure its traces share (``None``
+    where they differ, ``_UNSET`` before the first trace)."""
 
     __slots__ = ("compiled", "out_tree")
 
@@ -379,9 +387,10 @@ def _results(out_tree: Any, outs: list) -> Any:
 
 class _TraceError(Exception):
     """An error raised while tracing inside ``mx.compile``, carried out of it
-    as it is."""
+    as it is (``None``: the graph needs the host, so cannot be one
+    ``mx.compile``)."""
 
-    def __init__(self, error: Exception):
+    def __init__(self, error: Exception | None):
         super().__init__(str(error))
         self.error = error
 

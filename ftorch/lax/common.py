@@ -1,0 +1,96 @@
+"""What the control-flow primitives share: staging a user's function into a
+closed graph, checking that two pytrees of avals agree, and small graph
+surgery (reordering a graph's inputs and outputs, padding it with inputs
+it ignores)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from ftorch import tree
+from ftorch.core import ShapeDtypeStruct, aval_of, format_aval
+from ftorch.graph import Graph, Var, simplify
+from ftorch.transforms import _util
+from ftorch.transforms.staging import checked, stage
+
+
+class Staged(NamedTuple):
+    """A user function staged into a graph.
+
+    The graph's inputs are ``hoisted`` (values of enclosing transforms the
+    function closes over, passed as leading operands) followed by the
+    function's argument leaves; ``out_tree`` is the structure of its result
+    (whatever ``flatten_out`` made of it)."""
+
+    graph: Graph
+    hoisted: list
+    out_tree: Any
+
+
+def stage_function(f: Callable, in_avals: Sequence[ShapeDtypeStruct], in_tree: Any,
+                   fname: str, flatten_out: Callable[[Any], tuple[list, Any]]) -> Staged:
+    """Stage ``f(*unflatten(in_tree, leaves))`` once, whatever the number of
+    times the control flow will run it. ``flatten_out(result)`` returns the
+    output leaves and what ``out_tree`` records."""
+    out_tree: list = []
+
+    def flat_f(leaves):
+        leaves_out, info = flatten_out(f(*tree.unflatten(in_tree, leaves)))
+        out_tree.append(info)
+        return leaves_out
+
+    graph, hoisted = stage(flat_f, in_avals, fname)
+    return Staged(checked(simplify(graph)), hoisted, out_tree[0])
+
+
+def flatten_leaves(value: Any, what: str) -> tuple[list, Any]:
+    """Array leaves of a pytree (Python scalars become arrays) and its tree."""
+    return _util.flatten_arrays(value, what)
+
+
+def avals(leaves: Sequence) -> list[ShapeDtypeStruct]:
+    return [aval_of(x) for x in leaves]
+
+
+def check_same_avals(fname: str, what: str, names: Sequence[str],
+                     first: tuple[Any, Sequence[ShapeDtypeStruct], str],
+                     second: tuple[Any, Sequence[ShapeDtypeStruct], str]) -> None:
+    """Two pytrees of avals must match in structure, shapes and dtypes.
+
+    ``first`` and ``second`` are (tree, avals, label); the error names the
+    first leaf that differs and both its shapes/dtypes."""
+    (tree_a, avals_a, label_a), (tree_b, avals_b, label_b) = first, second
+    if tree_a != tree_b:
+        raise TypeError(f"{fname}: {what} must have the same structure, but it is {tree_a} "
+                        f"{label_a} and {tree_b} {label_b}")
+    for name, a, b in zip(names, avals_a, avals_b):
+        if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype:
+            raise TypeError(f"{fname}: {what} must have the same shapes and dtypes, but {name} "
+                            f"is {format_aval(a)} {label_a} and {format_aval(b)} {label_b}")
+
+
+def permuted(graph: Graph, in_order: Sequence[int], out_order: Sequence[int]) -> Graph:
+    """``graph`` with its inputs and outputs reordered (no restaging)."""
+    return Graph([graph.in_vars[i] for i in in_order], graph.const_vars, graph.consts,
+                 graph.eqns, [graph.outs[j] for j in out_order])
+
+
+def padded(graph: Graph, before: Sequence[ShapeDtypeStruct],
+           after: Sequence[ShapeDtypeStruct] = (), at: int = 0) -> Graph:
+    """``graph`` taking extra inputs it ignores: ``before`` inserted at input
+    position ``at``, ``after`` appended."""
+    ins = list(graph.in_vars)
+    ins[at:at] = [Var(a) for a in before]
+    ins += [Var(a) for a in after]
+    return Graph(ins, graph.const_vars, graph.consts, graph.eqns, graph.outs)
+
+
+def split(seq: Sequence, *sizes: int) -> list[list]:
+    """``seq`` cut into consecutive pieces of ``sizes``, then the rest."""
+    out, start = [], 0
+    for n in sizes:
+        out.append(list(seq[start:start + n]))
+        start += n
+    out.append(list(seq[start:]))
+    return out

@@ -1,0 +1,642 @@
+"""Loops: ``while_loop``, ``fori_loop``, ``scan`` and ``map``, on two
+higher-order primitives whose bodies are staged once into graphs.
+
+``while_p(*cond_consts, *body_consts, *init, cond_graph, body_graph, ...)``
+runs ``body_graph`` while ``cond_graph`` holds. Its trip count depends on
+data, so it reads the predicate on the host each step: under ``jit`` the
+compiled graph is split around it (``graph.segmented``) and each step calls
+the compiled condition and body. Forward mode transforms the body; reverse
+mode is refused (the number of residuals is unknown ahead of time), as in
+JAX; vmap with a batched predicate runs until every example is done, the
+finished ones frozen by a select.
+
+``scan_p(*consts, *init, *xs, graph, n_consts, n_carry, length, reverse,
+unroll)`` applies ``graph`` (consts, carry, x_t) -> (carry, y_t) over the
+leading axis of ``xs``. Its trip count is static, so nothing waits on the
+host: under ``jit`` the loop is unrolled into the one compiled MLX graph
+(staged once by ftorch, whatever the length; only MLX's trace of the
+compiled function grows with it), after hoisting the body's work that does
+not depend on the carry out of the loop as one batched computation (the
+input projection of every step as one matmul). Its JVP is a scan of the
+body's JVP; its VJP a forward scan that stacks the residuals of each step
+and a reverse scan of the body's backward graph; vmap batches the body.
+``fori_loop`` with static bounds and ``map`` are scans, so they are
+reverse-mode differentiable; ``fori_loop`` with traced bounds is a
+``while_loop``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from typing import Any
+
+import mlx.core as mx
+import numpy as np
+
+from ftorch import numpy as fnp
+from ftorch import tree
+from ftorch.core import Primitive, ShapeDtypeStruct, Tracer, aval_of, format_aval, is_floating
+from ftorch.graph import Graph, dce, evaluate, lower
+from ftorch.lax.common import (
+    check_same_avals,
+    flatten_leaves,
+    padded,
+    permuted,
+    split,
+    stage_function,
+)
+from ftorch.primitives._rules import move_bdim
+from ftorch.transforms import _util
+from ftorch.transforms.jvp import jvp_graph
+from ftorch.transforms.staging import derive
+from ftorch.transforms.vjp import vjp_graph
+from ftorch.transforms.vmap import batch_graph
+from ftorch.transforms.vmap import vmap as _vmap
+
+__all__ = ["while_loop", "fori_loop", "scan", "map", "while_p", "scan_p"]
+
+
+def _names(treedef: Any, what: str) -> list[str]:
+    return _util.leaf_names(treedef, what)
+
+
+# ----------------------------------------------------------------------------
+# while_loop
+# ----------------------------------------------------------------------------
+
+
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
+    """Repeat ``val = body_fun(val)`` while ``cond_fun(val)``, as
+    ``jax.lax.while_loop``; returns the final ``val``.
+
+    Both functions are staged once. ``body_fun`` must return the structure,
+    shapes and dtypes of ``init_val``; ``cond_fun`` a scalar. Differentiable
+    in forward mode only: for ``grad``, bound the loop (``fori_loop`` with
+    static bounds, or ``scan``).
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> lax.while_loop(lambda v: v < 10, lambda v: v * 2, mx.array(1)).item()
+    16
+    """
+    _util.check_callable(cond_fun, "while_loop")
+    _util.check_callable(body_fun, "while_loop")
+    leaves, init_tree = flatten_leaves(init_val, "init_val")
+    in_avals = [aval_of(x) for x in leaves]
+    arg_tree = tree.structure((init_val,))
+    c = stage_function(cond_fun, in_avals, arg_tree, "while_loop cond_fun", _predicate)
+    b = stage_function(body_fun, in_avals, arg_tree, "while_loop body_fun",
+                       lambda out: flatten_leaves(out, "body_fun output"))
+    check_same_avals("while_loop", "body_fun's output and init_val", _names(init_tree, "carry"),
+                     (init_tree, in_avals, "in init_val"),
+                     (b.out_tree, b.graph.out_avals, "in body_fun's output"))
+    outs = while_p.bind(*c.hoisted, *b.hoisted, *leaves, cond_graph=c.graph,
+                        body_graph=b.graph, n_cond_consts=len(c.hoisted),
+                        n_body_consts=len(b.hoisted))
+    return tree.unflatten(init_tree, outs)
+
+
+def _predicate(out: Any) -> tuple[list, Any]:
+    """cond_fun's result: one scalar, taken as its truth value."""
+    leaves, treedef = tree.flatten(out)
+    if len(leaves) != 1:
+        raise TypeError(f"while_loop: cond_fun must return a scalar, got {treedef}")
+    pred = leaves[0]
+    if isinstance(pred, (bool, int, float)):
+        pred = mx.array(pred)
+    if not isinstance(pred, (mx.array, Tracer)) or pred.shape != ():
+        shown = format_aval(aval_of(pred)) if isinstance(pred, (mx.array, Tracer)) else type(
+            pred).__name__
+        raise TypeError(f"while_loop: cond_fun must return a scalar, got {shown}")
+    if pred.dtype != mx.bool_:
+        pred = fnp.not_equal(pred, 0)
+    return [pred], None
+
+
+def _while_impl(*ops, cond_graph, body_graph, n_cond_consts, n_body_consts):
+    cond_consts, body_consts, carry = split(ops, n_cond_consts, n_body_consts)
+    while evaluate(cond_graph, cond_consts + carry)[0].item():
+        carry = evaluate(body_graph, body_consts + carry)
+    return carry
+
+
+def _while_host(*ops, cond_graph, body_graph, n_cond_consts, n_body_consts):
+    """Under jit: each step calls the compiled condition, reads it, and calls
+    the compiled body."""
+    cond_consts, body_consts, carry = split(ops, n_cond_consts, n_body_consts)
+    test, step = cond_graph.lowered, body_graph.lowered
+    while test(*cond_consts, *carry)[0].item():
+        carry = step(*body_consts, *carry)
+    return list(carry)
+
+
+while_p = Primitive(
+    "while", _while_impl, multiple_results=True,
+    abstract_eval=lambda *avals, body_graph, **_: body_graph.out_avals)
+while_p.lowering = _while_host
+while_p.needs_host = True
+
+
+@while_p.def_jvp
+def _while_jvp(primals, tangents, cond_graph, body_graph, n_cond_consts, n_body_consts):
+    cc, bc, carry = split(primals, n_cond_consts, n_body_consts)
+    _, bc_t, carry_t = split(tangents, n_cond_consts, n_body_consts)
+    nz_bc = [t is not None for t in bc_t]
+    nz_carry = _fixpoint([t is not None for t in carry_t],
+                         lambda nz: jvp_graph(body_graph, nz_bc + nz, instantiate=nz)[1])
+    body, _ = jvp_graph(body_graph, nz_bc + nz_carry, instantiate=nz_carry)
+    n_bc, n_c, n_bct = len(bc), len(carry), sum(nz_bc)
+    # jvp inputs: bc, carry, bc_t, carry_t -> bc, bc_t, carry, carry_t.
+    order = (list(range(n_bc)) + list(range(n_bc + n_c, n_bc + n_c + n_bct))
+             + list(range(n_bc, n_bc + n_c)) + list(range(n_bc + n_c + n_bct, len(body.in_vars))))
+    body = permuted(body, order, range(len(body.outs)))
+    tangent_avals = [a for a, nz in zip(body_graph.out_avals, nz_carry) if nz]
+    cond = padded(cond_graph, (), after=tangent_avals)
+    carry_t = [fnp.zeros_like(p) if t is None else t
+               for p, t, nz in zip(carry, carry_t, nz_carry) if nz]
+    outs = while_p.bind(*cc, *bc, *[t for t in bc_t if t is not None], *carry, *carry_t,
+                        cond_graph=cond, body_graph=body, n_cond_consts=n_cond_consts,
+                        n_body_consts=n_bc + n_bct)
+    it = iter(outs[n_c:])
+    return outs[:n_c], [next(it) if nz else None for nz in nz_carry]
+
+
+def _while_vjp_fwd(primals, **params):
+    raise ValueError(
+        "while_loop: reverse-mode differentiation (grad, vjp) of a loop whose trip count "
+        "depends on data is not supported: the residuals of its steps cannot be stored ahead "
+        "of time. Bound the loop: use fori_loop with static (Python int) bounds, or scan "
+        "with a length, which are reverse-mode differentiable.")
+
+
+while_p.vjp_fwd = _while_vjp_fwd
+while_p.vjp = lambda cts, out, *res, **params: _while_vjp_fwd(())
+
+
+@while_p.def_batch
+def _while_batch(vals, dims, axis_size, cond_graph, body_graph, n_cond_consts, n_body_consts):
+    cc, bc, carry = split(vals, n_cond_consts, n_body_consts)
+    cc_d, bc_d, carry_d = split(dims, n_cond_consts, n_body_consts)
+    cc = [x if d is None else move_bdim(x, d, 0, axis_size) for x, d in zip(cc, cc_d)]
+    bc = [x if d is None else move_bdim(x, d, 0, axis_size) for x, d in zip(bc, bc_d)]
+    cc_d = [None if d is None else 0 for d in cc_d]
+    bc_d = [None if d is None else 0 for d in bc_d]
+
+    def carry_batched(batched):
+        body_b = batch_graph(body_graph, bc_d + _dims(batched), axis_size, force=batched)[1]
+        out = [b or d is not None for b, d in zip(batched, body_b)]
+        pred_d = batch_graph(cond_graph, cc_d + _dims(out), axis_size)[1][0]
+        return [True] * len(out) if pred_d is not None else out
+
+    batched = _fixpoint([d is not None for d in carry_d], carry_batched)
+    carry = [move_bdim(x, d, 0, axis_size) if b else x
+             for x, d, b in zip(carry, carry_d, batched)]
+    cond_b, (pred_d,) = batch_graph(cond_graph, cc_d + _dims(batched), axis_size)
+    body_b, _ = batch_graph(body_graph, bc_d + _dims(batched), axis_size, force=batched)
+    if pred_d is None:
+        outs = while_p.bind(*cc, *bc, *carry, cond_graph=cond_b, body_graph=body_b,
+                            n_cond_consts=n_cond_consts, n_body_consts=n_body_consts)
+        return outs, _dims(batched)
+    # A per-example predicate: loop while any example goes on; the others
+    # keep their carry (every carry is batched here).
+    n_cc = len(cc)
+
+    def make_cond(info):
+        def flat_f(leaves):
+            info.append(None)
+            return [fnp.any(evaluate(cond_b, leaves)[0])]
+        return cond_b.in_avals, flat_f
+
+    def make_body(info):
+        def flat_f(leaves):
+            c, b, state = split(leaves, n_cc, len(bc))
+            go = evaluate(cond_b, c + state)[0]
+            new = evaluate(body_b, b + state)
+            info.append(None)
+            return [fnp.where(fnp.reshape(go, (axis_size,) + (1,) * (aval_of(n).ndim - 1)), n, s)
+                    for n, s in zip(new, state)]
+        return cond_b.in_avals[:n_cc] + body_b.in_avals, flat_f
+
+    key = ("while any", cond_b, body_b)
+    any_cond = derive(cond_b, key, make_cond)[0]
+    masked_body = derive(body_b, key, make_body)[0]
+    outs = while_p.bind(*cc, *cc, *bc, *carry, cond_graph=any_cond, body_graph=masked_body,
+                        n_cond_consts=n_cc, n_body_consts=n_cc + len(bc))
+    return outs, [0] * len(outs)
+
+
+def _dims(batched: list[bool]) -> list:
+    return [0 if b else None for b in batched]
+
+
+def _fixpoint(start: list[bool], step: Callable[[list[bool]], list]) -> list[bool]:
+    """The least flags at or above ``start`` that ``step`` keeps: which
+    carries have a nonzero tangent (or a batch axis) once the body has run
+    any number of times."""
+    flags = list(start)
+    while True:
+        new = [f or bool(s) for f, s in zip(flags, step(flags))]
+        if new == flags:
+            return flags
+        flags = new
+
+
+# ----------------------------------------------------------------------------
+# scan
+# ----------------------------------------------------------------------------
+
+
+def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
+         reverse: bool = False, unroll: int | bool = 1) -> tuple[Any, Any]:
+    """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``, as
+    ``jax.lax.scan``; returns the final carry and the stacked ``y``s.
+
+    ``f`` is staged once, whatever the length. ``xs`` is a pytree of arrays
+    sharing their leading size (or ``None``, with ``length``); ``f`` must
+    return a carry of ``init``'s structure, shapes and dtypes. ``reverse``
+    runs from the last step to the first (``ys`` stay in step order).
+    ``unroll`` is accepted for JAX compatibility; under ``jit`` the whole
+    loop is already unrolled into one compiled graph.
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> total, partial = lax.scan(lambda c, x: (c + x, c + x), mx.array(0.0), mx.arange(1.0, 4.0))
+    >>> total.item(), partial.tolist()
+    (6.0, [1.0, 3.0, 6.0])
+    """
+    _util.check_callable(f, "scan")
+    if isinstance(unroll, bool):
+        unroll = length if unroll else 1
+    if not (unroll is None or isinstance(unroll, int)) or (isinstance(unroll, int) and unroll < 1):
+        raise ValueError(f"scan: unroll must be a positive int or a bool, got {unroll!r}")
+    x_leaves, x_tree = flatten_leaves(xs, "xs")
+    length = _scan_length(x_leaves, x_tree, length)
+    c_leaves, c_tree = flatten_leaves(init, "init")
+    c_avals = [aval_of(x) for x in c_leaves]
+    x_avals = [ShapeDtypeStruct(tuple(aval_of(x).shape[1:]), aval_of(x).dtype) for x in x_leaves]
+    in_tree = tree.structure((init, xs))
+
+    def flatten_out(out):
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError("scan: f must return a pair (carry, y), got "
+                            f"{type(out).__name__}")
+        carry_leaves, carry_tree = flatten_leaves(out[0], "f's output carry")
+        y_leaves, y_tree = flatten_leaves(out[1], "f's output y")
+        return carry_leaves + y_leaves, (carry_tree, y_tree)
+
+    body = stage_function(f, c_avals + x_avals, in_tree, "scan f", flatten_out)
+    carry_tree, y_tree = body.out_tree
+    n_carry = len(c_leaves)
+    check_same_avals("scan", "f's output carry and init", _names(c_tree, "carry"),
+                     (c_tree, c_avals, "in init"),
+                     (carry_tree, body.graph.out_avals[:carry_tree.num_leaves],
+                      "in f's output carry"))
+    outs = scan_p.bind(*body.hoisted, *c_leaves, *x_leaves, graph=body.graph,
+                       n_consts=len(body.hoisted), n_carry=n_carry, length=length,
+                       reverse=bool(reverse), unroll=int(unroll or 1))
+    return tree.unflatten(c_tree, outs[:n_carry]), tree.unflatten(y_tree, outs[n_carry:])
+
+
+def _scan_length(x_leaves: list, x_tree: Any, length: Any) -> int:
+    names = _names(x_tree, "xs")
+    sizes = {}
+    for name, x in zip(names, x_leaves):
+        if x.ndim == 0:
+            raise ValueError(f"scan: {name} is a 0-d array; every leaf of xs needs a leading "
+                             "axis to scan over")
+        sizes[name] = x.shape[0]
+    if len(set(sizes.values())) > 1:
+        shown = ", ".join(f"{n} has {s}" for n, s in sizes.items())
+        raise ValueError(f"scan: the leaves of xs must share their leading size, but {shown}")
+    if length is not None:
+        if isinstance(length, (mx.array, np.ndarray, np.integer)) and not isinstance(
+                length, Tracer):
+            length = int(length)
+        if not isinstance(length, int) or isinstance(length, bool) or length < 0:
+            raise TypeError(f"scan: length must be a non-negative Python int, got {length!r}")
+        if sizes and next(iter(sizes.values())) != length:
+            name, size = next(iter(sizes.items()))
+            raise ValueError(f"scan: length={length} but {name} has leading size {size}")
+        return length
+    if not sizes:
+        raise ValueError("scan: with no xs to scan over, pass length=")
+    return next(iter(sizes.values()))
+
+
+def _scan_loop(run: Callable, ops, n_consts, n_carry, length, reverse, y_avals) -> list:
+    consts, carry, xs = split(ops, n_consts, n_carry)
+    ys: list = [None] * length
+    for i in (range(length - 1, -1, -1) if reverse else range(length)):
+        out = run(*consts, *carry, *[x[i] for x in xs])
+        carry, ys[i] = out[:n_carry], out[n_carry:]
+    if length == 0:
+        stacked = [mx.zeros((0, *a.shape), a.dtype) for a in y_avals]
+    else:
+        stacked = [mx.stack(list(col)) for col in zip(*ys)]
+    return list(carry) + stacked
+
+
+def _scan_impl(*ops, graph, n_consts, n_carry, length, reverse, unroll):
+    return _scan_loop(lambda *a: evaluate(graph, a), ops, n_consts, n_carry, length, reverse,
+                      graph.out_avals[n_carry:])
+
+
+def _scan_abstract_eval(*avals, graph, n_consts, n_carry, length, **_):
+    outs = graph.out_avals
+    return outs[:n_carry] + [ShapeDtypeStruct((length, *a.shape), a.dtype)
+                             for a in outs[n_carry:]]
+
+
+scan_p = Primitive("scan", _scan_impl, multiple_results=True,
+                   abstract_eval=_scan_abstract_eval)
+
+
+def _scan_lowering(*ops, graph, n_consts, n_carry, length, reverse, unroll):
+    return _scan_loop(lower(graph), ops, n_consts, n_carry, length, reverse,
+                      graph.out_avals[n_carry:])
+
+
+scan_p.lowering = _scan_lowering
+
+
+@scan_p.def_jvp
+def _scan_jvp(primals, tangents, graph, n_consts, n_carry, length, reverse, unroll):
+    consts, carry, xs = split(primals, n_consts, n_carry)
+    consts_t, carry_t, xs_t = split(tangents, n_consts, n_carry)
+    nz_consts = [t is not None for t in consts_t]
+    nz_xs = [t is not None for t in xs_t]
+    n_ys = len(graph.outs) - n_carry
+
+    def step(nz):
+        return jvp_graph(graph, nz_consts + nz + nz_xs, instantiate=nz + [False] * n_ys)[1]
+
+    nz_carry = _fixpoint([t is not None for t in carry_t], step)
+    jgraph, out_nz = jvp_graph(graph, nz_consts + nz_carry + nz_xs,
+                               instantiate=nz_carry + [False] * n_ys)
+    nc, nca, nx = len(consts), len(carry), len(xs)
+    nct, ncat, nxt = sum(nz_consts), sum(nz_carry), sum(nz_xs)
+    p = nc + nca + nx  # jvp inputs: primals, then tangents (consts_t, carry_t, xs_t)
+    in_order = [*range(nc), *range(p, p + nct), *range(nc, nc + nca),
+                *range(p + nct, p + nct + ncat), *range(nc + nca, p),
+                *range(p + nct + ncat, p + nct + ncat + nxt)]
+    n_yt = sum(out_nz[n_carry:])
+    q = n_carry + n_ys  # jvp outputs: carry, ys, then carry_t, ys_t
+    out_order = [*range(n_carry), *range(q, q + ncat), *range(n_carry, q),
+                 *range(q + ncat, q + ncat + n_yt)]
+    body = permuted(jgraph, in_order, out_order)
+    carry_t = [fnp.zeros_like(c) if t is None else t
+               for c, t, nz in zip(carry, carry_t, nz_carry) if nz]
+    outs = scan_p.bind(*consts, *[t for t in consts_t if t is not None], *carry, *carry_t, *xs,
+                       *[t for t in xs_t if t is not None], graph=body, n_consts=nc + nct,
+                       n_carry=nca + ncat, length=length, reverse=reverse, unroll=unroll)
+    out_carry, out_carry_t, ys, ys_t = split(outs, nca, ncat, n_ys)
+    it_c, it_y = iter(out_carry_t), iter(ys_t)
+    return (out_carry + ys,
+            [next(it_c) if nz else None for nz in nz_carry]
+            + [next(it_y) if nz else None for nz in out_nz[n_carry:]])
+
+
+class _VJPPlan:
+    """How reverse mode splits a scan body: the body's forward graph emitting
+    the residuals that vary per step, a graph of the loop-invariant
+    residuals (computed once, from the consts), and the backward graph."""
+
+    def __init__(self, graph: Graph, n_consts: int, n_carry: int):
+        fwd, bwd, nonzero = vjp_graph(graph)
+        n_out = len(graph.outs)
+        res = fwd.outs[n_out:]
+        varying = {id(v) for v in fwd.in_vars[n_consts:]}
+        invariant_eqns = []
+        for e in fwd.eqns:
+            if any(id(a) in varying for a in e.inputs):
+                varying.update(id(o) for o in e.outs)
+            else:
+                invariant_eqns.append(e)
+        self.inv_idx = [k for k, r in enumerate(res) if id(r) not in varying]
+        self.var_idx = [k for k, r in enumerate(res) if id(r) in varying]
+        self.invariant = dce(Graph(fwd.in_vars[:n_consts], fwd.const_vars, fwd.consts,
+                                   invariant_eqns, [res[k] for k in self.inv_idx]))
+        self.forward = dce(Graph(fwd.in_vars, fwd.const_vars, fwd.consts, fwd.eqns,
+                                 fwd.outs[:n_out] + [res[k] for k in self.var_idx]))
+        self.backward = bwd
+        self.nonzero = nonzero
+        self.n_res = len(res)
+
+
+def _vjp_plan(graph: Graph, n_consts: int, n_carry: int) -> _VJPPlan:
+    key = ("scan vjp", n_consts, n_carry)
+    plan = graph.derived.get(key)
+    if plan is None:
+        plan = graph.derived[key] = _VJPPlan(graph, n_consts, n_carry)
+    return plan
+
+
+def _scan_vjp_fwd(primals, graph, n_consts, n_carry, length, reverse, unroll):
+    plan = _vjp_plan(graph, n_consts, n_carry)
+    consts = list(primals[:n_consts])
+    invariant = evaluate(plan.invariant, consts) if plan.inv_idx else []
+    outs = scan_p.bind(*primals, graph=plan.forward, n_consts=n_consts, n_carry=n_carry,
+                       length=length, reverse=reverse, unroll=unroll)
+    n_out = len(graph.outs)
+    params = {"graph": graph, "n_consts": n_consts, "n_carry": n_carry, "length": length,
+              "reverse": reverse, "unroll": unroll}
+    return outs[:n_out], [*invariant, *outs[n_out:]], params
+
+
+def _backward_body(graph: Graph, plan: _VJPPlan, n_consts: int, n_carry: int,
+                   acc_consts: tuple, ct_ys: tuple, xs_out: tuple) -> Graph:
+    """The body of the reverse scan: (invariant residuals; carry
+    cotangents, const cotangent sums; varying residuals, y cotangents) ->
+    (carry cotangents, const cotangent sums; x cotangents)."""
+    in_avals = graph.in_avals
+    out_avals = graph.out_avals
+    float_carry = [j for j in range(n_carry) if is_floating(in_avals[n_consts + j].dtype)]
+    n_inv, n_var = len(plan.inv_idx), len(plan.var_idx)
+    res_avals = (plan.invariant.out_avals
+                 + plan.forward.out_avals[len(graph.outs):])
+
+    def make(info):
+        def flat_f(leaves):
+            inv, ctc, acc, var, cty = split(leaves, n_inv, len(float_carry), len(acc_consts),
+                                            n_var)
+            res = [None] * plan.n_res
+            for k, v in zip(plan.inv_idx + plan.var_idx, inv + var):
+                res[k] = v
+            given = dict(zip(float_carry, ctc)) | dict(zip((n_carry + k for k in ct_ys), cty))
+            cts = [given[j] if j in given else fnp.zeros(a.shape, a.dtype)
+                   for j, a in enumerate(out_avals)]
+            got = iter(evaluate(plan.backward, res + cts))
+            in_cts = [next(got) if nz else None for nz in plan.nonzero]
+
+            def ct_or_zeros(i):
+                c = in_cts[i]
+                return fnp.zeros(in_avals[i].shape, in_avals[i].dtype) if c is None else c
+
+            new_ctc = [ct_or_zeros(n_consts + j) for j in float_carry]
+            new_acc = [a if in_cts[c] is None else a + in_cts[c] for a, c in zip(acc, acc_consts)]
+            ct_xs = [ct_or_zeros(n_consts + n_carry + k) for k in xs_out]
+            info.append(None)
+            return new_ctc + new_acc + ct_xs
+
+        stacked_var = res_avals[n_inv:]
+        return (res_avals[:n_inv] + [in_avals[n_consts + j] for j in float_carry]
+                + [in_avals[c] for c in acc_consts] + stacked_var
+                + [out_avals[n_carry + k] for k in ct_ys]), flat_f
+
+    return derive(graph, ("scan bwd", n_consts, n_carry, acc_consts, ct_ys, xs_out), make)[0]
+
+
+def _scan_vjp(cts, out, *residuals, graph, n_consts, n_carry, length, reverse, unroll, needed):
+    plan = _vjp_plan(graph, n_consts, n_carry)
+    in_avals = graph.in_avals
+    n_xs = len(in_avals) - n_consts - n_carry
+    usable = [nz and is_floating(a.dtype) for nz, a in zip(plan.nonzero, in_avals)]
+    acc_consts = tuple(c for c in range(n_consts) if needed[c] and usable[c])
+    xs_out = tuple(k for k in range(n_xs)
+                   if needed[n_consts + n_carry + k] and usable[n_consts + n_carry + k])
+    ct_ys = tuple(k for k, c in enumerate(cts[n_carry:]) if c is not None)
+    body = _backward_body(graph, plan, n_consts, n_carry, acc_consts, ct_ys, xs_out)
+    float_carry = [j for j in range(n_carry) if is_floating(in_avals[n_consts + j].dtype)]
+    n_inv = len(plan.inv_idx)
+    ct_carry = [fnp.zeros_like(out[j]) if cts[j] is None else cts[j] for j in float_carry]
+    acc0 = [fnp.zeros(in_avals[c].shape, in_avals[c].dtype) for c in acc_consts]
+    outs = scan_p.bind(*residuals[:n_inv], *ct_carry, *acc0, *residuals[n_inv:],
+                       *[cts[n_carry + k] for k in ct_ys], graph=body, n_consts=n_inv,
+                       n_carry=len(ct_carry) + len(acc0), length=length, reverse=not reverse,
+                       unroll=unroll)
+    ct_init, ct_consts, ct_xs = split(outs, len(ct_carry), len(acc0))
+    result: list = [None] * len(in_avals)
+    for j, c in zip(float_carry, ct_init):
+        result[n_consts + j] = c if needed[n_consts + j] else None
+    for c, v in zip(acc_consts, ct_consts):
+        result[c] = v
+    for k, v in zip(xs_out, ct_xs):
+        result[n_consts + n_carry + k] = v
+    return tuple(result)
+
+
+scan_p.vjp_fwd = _scan_vjp_fwd
+scan_p.vjp = _scan_vjp
+
+
+@scan_p.def_batch
+def _scan_batch(vals, dims, axis_size, graph, n_consts, n_carry, length, reverse, unroll):
+    consts, carry, xs = split(vals, n_consts, n_carry)
+    consts_d, carry_d, xs_d = split(dims, n_consts, n_carry)
+    consts = [x if d is None else move_bdim(x, d, 0, axis_size) for x, d in zip(consts, consts_d)]
+    # Per step, a batched x has its batch axis first: axis 1 of the stack.
+    xs = [x if d is None else move_bdim(x, d, 1, axis_size) for x, d in zip(xs, xs_d)]
+    consts_d = _dims([d is not None for d in consts_d])
+    x_step_d = _dims([d is not None for d in xs_d])
+    n_ys = len(graph.outs) - n_carry
+
+    def step(batched):
+        out_d = batch_graph(graph, consts_d + _dims(batched) + x_step_d, axis_size,
+                            force=batched + [False] * n_ys)[1]
+        return [d is not None for d in out_d[:n_carry]]
+
+    batched = _fixpoint([d is not None for d in carry_d], step)
+    body, out_d = batch_graph(graph, consts_d + _dims(batched) + x_step_d, axis_size,
+                              force=batched + [False] * n_ys)
+    carry = [move_bdim(x, d, 0, axis_size) if b else x
+             for x, d, b in zip(carry, carry_d, batched)]
+    outs = scan_p.bind(*consts, *carry, *xs, graph=body, n_consts=n_consts, n_carry=n_carry,
+                       length=length, reverse=reverse, unroll=unroll)
+    return outs, _dims(batched) + [None if d is None else 1 for d in out_d[n_carry:]]
+
+
+# ----------------------------------------------------------------------------
+# fori_loop and map: scans (or a while_loop)
+# ----------------------------------------------------------------------------
+
+
+def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any,
+              unroll: int | bool | None = None) -> Any:
+    """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``, as
+    ``jax.lax.fori_loop``; returns the final ``val``.
+
+    With static bounds (Python ints, or concrete arrays) it is a ``scan``,
+    differentiable in both modes; with traced bounds a ``while_loop``,
+    forward mode only.
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> lax.fori_loop(0, 5, lambda i, acc: acc + i, mx.array(0)).item()
+    10
+    """
+    _util.check_callable(body_fun, "fori_loop")
+    lo, hi = _static_bound(lower), _static_bound(upper)
+    if lo is not None and hi is not None:
+        dtype = _bound_dtype(lower, upper)
+
+        def step(carry, _):
+            i, val = carry
+            return (i + 1, body_fun(i, val)), None
+
+        (_, val), _ = scan(step, (mx.array(lo, dtype), init_val), None,
+                           length=builtins.max(hi - lo, 0), unroll=unroll or 1)
+        return val
+    lower, upper = fnp.asarray(lower), fnp.asarray(upper)
+    for name, b in (("lower", lower), ("upper", upper)):
+        if b.shape != () or is_floating(b.dtype) or b.dtype == mx.bool_:
+            raise TypeError(f"fori_loop: {name} must be an integer scalar, got "
+                            f"{format_aval(aval_of(b))}")
+    dtype = fnp.result_type(lower, upper)
+
+    def body(carry):
+        i, u, val = carry
+        return i + 1, u, body_fun(i, val)
+
+    return while_loop(lambda c: c[0] < c[1], body,
+                      (fnp.astype(lower, dtype), fnp.astype(upper, dtype), init_val))[2]
+
+
+def _static_bound(b: Any) -> int | None:
+    if isinstance(b, bool):
+        raise TypeError(f"fori_loop: bounds must be integers, got {b!r}")
+    if isinstance(b, (int, np.integer)):
+        return int(b)
+    if isinstance(b, (mx.array, np.ndarray)) and b.shape == () and not is_floating(
+            mx.array(b).dtype if isinstance(b, np.ndarray) else b.dtype):
+        return int(b.item())
+    if isinstance(b, float) or (isinstance(b, (mx.array, np.ndarray)) and b.shape != ()):
+        raise TypeError(f"fori_loop: bounds must be integer scalars, got {b!r}")
+    return None
+
+
+def _bound_dtype(lower: Any, upper: Any) -> mx.Dtype:
+    for b in (lower, upper):
+        if isinstance(b, mx.array):
+            return b.dtype
+    return mx.int32
+
+
+def map(f: Callable, xs: Any, batch_size: int | None = None) -> Any:
+    """``f`` applied to each slice of ``xs`` along its leading axis, stacked,
+    as ``jax.lax.map``: a ``scan`` with no carry. With ``batch_size``,
+    ``f`` is vmapped over chunks of that many slices (fewer steps, more
+    memory); the remainder runs as one more vmapped call.
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> lax.map(lambda x: x * x, mx.arange(4.0)).tolist()
+    [0.0, 1.0, 4.0, 9.0]
+    """
+    _util.check_callable(f, "map")
+    if batch_size is None:
+        return scan(lambda _, x: ((), f(x)), (), xs)[1]
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ValueError(f"map: batch_size must be a positive int, got {batch_size!r}")
+    leaves, x_tree = flatten_leaves(xs, "xs")
+    n = _scan_length(leaves, x_tree, None)
+    n_main = (n // batch_size) * batch_size
+    batched_f = _vmap(f)
+    pieces = []
+    if n_main:
+        chunks = [fnp.reshape(x[:n_main], (n // batch_size, batch_size, *x.shape[1:]))
+                  for x in leaves]
+        ys = scan(lambda _, c: ((), batched_f(tree.unflatten(x_tree, c))), (), chunks)[1]
+        pieces.append(tree.map(lambda y: fnp.reshape(y, (n_main, *y.shape[2:])), ys))
+    if n_main < n:
+        pieces.append(batched_f(tree.unflatten(x_tree, [x[n_main:] for x in leaves])))
+    if len(pieces) == 1:
+        return pieces[0]
+    return tree.map(lambda a, b: fnp.concatenate([a, b], axis=0), *pieces)
+
