@@ -30,6 +30,7 @@ from ftorch.transforms import (
 from ftorch.config import config
 from ftorch.transforms.staging import ConcretizationError
 from ftorch import numpy
+from ftorch import lax
 from ftorch.primitives.elementwise import stop_gradient
 from ftorch import nn
 
@@ -38,7 +39,7 @@ __version__ = "0.1.0"
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "vmap",
     "jit", "make_graph", "eval_shape", "config", "stop_gradient", "tree", "numpy", "nn",
-    "ShapeDtypeStruct", "ConcretizationError", "LeakedTracerError", "info",
+    "ShapeDtypeStruct", "ConcretizationError", "LeakedTracerError", "info", "lax",
 ]
 
 

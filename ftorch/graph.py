@@ -27,7 +27,7 @@ from typing import Any
 
 import mlx.core as mx
 
-from ftorch.core import DTYPE_SHORT_NAMES, Primitive, ShapeDtypeStruct, format_aval
+from ftorch.core import DTYPE_SHORT_NAMES, Primitive, ShapeDtypeStruct, format_aval, registry
 
 
 class Var:
@@ -427,6 +427,44 @@ def fold_constants(graph: Graph) -> Graph:
                 continue
         eqns.append(eqn)
     return dce(Graph(graph.in_vars, const_vars, consts, eqns, graph.outs))
+
+
+def fuse_summed_matmuls(graph: Graph) -> Graph:
+    """Rewrite ``sum(matmul(a, b), axis=0)`` of stacked matrices ``a``
+    ``[T, M, K]`` and ``b`` ``[T, K, N]`` as one matmul
+    ``[M, T*K] @ [T*K, N]``: a sum over steps of per-step products (a weight
+    gradient accumulated over a loop) as a single large product."""
+    uses: dict[int, int] = {}
+    for e in graph.eqns:
+        for a in e.inputs:
+            uses[id(a)] = uses.get(id(a), 0) + 1
+    for a in graph.outs:
+        uses[id(a)] = uses.get(id(a), 0) + 1
+    producer = {id(v): e for e in graph.eqns for v in e.outs}
+    eqns, changed = [], False
+    for eqn in graph.eqns:
+        src = eqn.inputs[0] if eqn.inputs else None
+        mm = producer.get(id(src)) if eqn.prim.name == "sum" else None
+        if (mm is not None and mm.prim.name == "matmul" and uses[id(src)] == 1
+                and eqn.params == {"axes": (0,), "keepdims": False}
+                and all(isinstance(x, Var) and x.aval.ndim == 3 for x in mm.inputs)
+                and mm.inputs[0].aval.shape[0] == mm.inputs[1].aval.shape[0]):
+            a, b = mm.inputs
+            (t, m, k), n = a.aval.shape, b.aval.shape[2]
+            prims = registry
+            a_t = Var(ShapeDtypeStruct((m, t, k), a.aval.dtype))
+            a_r = Var(ShapeDtypeStruct((m, t * k), a.aval.dtype))
+            b_r = Var(ShapeDtypeStruct((t * k, n), b.aval.dtype))
+            eqns += [Eqn(prims["transpose"], [a], {"axes": (1, 0, 2)}, [a_t]),
+                     Eqn(prims["reshape"], [a_t], {"shape": (m, t * k)}, [a_r]),
+                     Eqn(prims["reshape"], [b], {"shape": (t * k, n)}, [b_r]),
+                     Eqn(prims["matmul"], [a_r, b_r], {}, eqn.outs)]
+            changed = True
+            continue
+        eqns.append(eqn)
+    if not changed:
+        return graph
+    return dce(Graph(graph.in_vars, graph.const_vars, graph.consts, eqns, graph.outs))
 
 
 def simplify(graph: Graph) -> Graph:

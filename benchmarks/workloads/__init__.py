@@ -57,10 +57,11 @@ def _all() -> dict[str, Workload]:
         mlp_train,
         per_example,
         rnn,
+        rnn_scan,
         transformer,
     )
 
-    mods = (chain, mlp_train, per_example, hvp, transformer, rnn, jit_overhead)
+    mods = (chain, mlp_train, per_example, hvp, transformer, rnn, rnn_scan, jit_overhead)
     return {m.WORKLOAD.name: m.WORKLOAD for m in mods if m.WORKLOAD}
 
 

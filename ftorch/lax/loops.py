@@ -37,7 +37,7 @@ import numpy as np
 from ftorch import numpy as fnp
 from ftorch import tree
 from ftorch.core import Primitive, ShapeDtypeStruct, Tracer, aval_of, format_aval, is_floating
-from ftorch.graph import Graph, dce, evaluate, lower
+from ftorch.graph import Graph, Var, dce, evaluate, fuse_summed_matmuls, lower
 from ftorch.lax.common import (
     check_same_avals,
     flatten_leaves,
@@ -351,11 +351,141 @@ scan_p = Primitive("scan", _scan_impl, multiple_results=True,
 
 
 def _scan_lowering(*ops, graph, n_consts, n_carry, length, reverse, unroll):
-    return _scan_loop(lower(graph), ops, n_consts, n_carry, length, reverse,
-                      graph.out_avals[n_carry:])
+    if length == 0:
+        return _scan_loop(lower(graph), ops, n_consts, n_carry, length, reverse,
+                          graph.out_avals[n_carry:])
+    plan = _loop_plan(graph, n_consts, n_carry, length)
+    consts, carry, xs = split(ops, n_consts, n_carry)
+    before = lower(plan.before)(*consts, *xs)
+    fixed = [v for v, d in zip(before, plan.before_dims) if d is None]
+    stacked = [v for v, d in zip(before, plan.before_dims) if d is not None]
+    loop_carry = [c for j, c in enumerate(carry) if j not in plan.accumulators]
+    loop_xs = [xs[k] for k in plan.loop_xs] + [stacked[k] for k in plan.loop_stacked]
+    out = _scan_loop(lower(plan.loop), consts + fixed + loop_carry + loop_xs,
+                     len(consts) + len(fixed), len(loop_carry), length, reverse,
+                     plan.loop.out_avals[len(loop_carry):])
+    loop_carry, emitted = out[:len(loop_carry)], out[len(loop_carry):]
+    acc_init = [carry[j] for j in plan.accumulators]
+    after = lower(plan.after)(*consts, *fixed, *stacked, *emitted, *xs, *acc_init)
+    n_ys = len(graph.outs) - n_carry
+    it_loop, it_acc = iter(loop_carry), iter(after[n_ys:])
+    final = [next(it_acc) if j in plan.accumulators else next(it_loop) for j in range(n_carry)]
+    return final + after[:n_ys]
 
 
 scan_p.lowering = _scan_lowering
+
+
+class _LoopPlan:
+    """How ``jit`` runs a scan body: its work split in three phases.
+
+    - ``before``: the equations that do not depend on the carry, batched
+      over all steps at once (``x_t @ U`` of every step as one matmul);
+      results that depend on the consts alone stay unbatched.
+    - ``loop``: the equations the next carry needs (the recurrence), run per
+      step; it emits the per-step values the third phase reads.
+    - ``after``: everything else (outputs ``y_t`` that do not feed the carry,
+      and the terms of accumulator carries ``c + v_t``), batched over all
+      steps after the loop; an accumulator's result is ``c_0 + sum_t v_t``,
+      where a sum of per-step matmuls becomes one matmul (the weight
+      gradients of a backward pass).
+    """
+
+    def __init__(self, graph: Graph, n_consts: int, n_carry: int, length: int):
+        ins, outs = graph.in_vars, graph.outs
+        consts, carry, xs = split(ins, n_consts, n_carry)
+        carry_outs, ys = outs[:n_carry], outs[n_carry:]
+        uses: dict[int, int] = {}
+        for e in graph.eqns:
+            for a in e.inputs:
+                uses[id(a)] = uses.get(id(a), 0) + 1
+        for a in outs:
+            uses[id(a)] = uses.get(id(a), 0) + 1
+        producer = {id(v): e for e in graph.eqns for v in e.outs}
+        # Accumulators: carry j updated as c_j + v with c_j used nowhere else.
+        acc_eqns, acc_terms = set(), {}
+        for j, (c, o) in enumerate(zip(carry, carry_outs)):
+            e = producer.get(id(o))
+            if (e is None or e.prim.name != "add" or uses.get(id(c)) != 1 or uses[id(o)] != 1
+                    or o.aval != c.aval):
+                continue
+            a, b = e.inputs
+            term = b if a is c else a if b is c else None
+            if term is not None and term is not c and isinstance(term, Var) and term.aval == c.aval:
+                acc_eqns.add(id(e))
+                acc_terms[j] = term
+        self.accumulators = sorted(acc_terms)
+        # Phase 1: equations that do not depend on the carry.
+        on_carry = {id(v) for v in carry}
+        first, rest = [], []
+        for e in graph.eqns:
+            if any(id(a) in on_carry for a in e.inputs):
+                on_carry.update(id(v) for v in e.outs)
+                rest.append(e)
+            else:
+                first.append(e)
+        # Phase 2: what the next (non-accumulator) carry needs.
+        needed = {id(o) for j, o in enumerate(carry_outs) if j not in acc_terms}
+        loop_eqns = []
+        for e in reversed(rest):
+            if id(e) not in acc_eqns and any(id(v) in needed for v in e.outs):
+                loop_eqns.append(e)
+                needed.update(id(a) for a in e.inputs)
+        loop_eqns.reverse()
+        in_loop = {id(e) for e in loop_eqns}
+        last = [e for e in rest if id(e) not in in_loop and id(e) not in acc_eqns]
+        # Values crossing from phase to phase.
+        first_out = [v for e in first for v in e.outs]
+        later_reads = {id(a) for e in loop_eqns + last for a in e.inputs} | {
+            id(a) for a in list(carry_outs) + list(ys) + list(acc_terms.values())}
+        crossing = [v for v in first_out if id(v) in later_reads]
+        before = Graph(consts + xs, graph.const_vars, graph.consts, first, crossing)
+        before_b, dims = batch_graph(dce(before), [None] * n_consts + [0] * len(xs), length,
+                                     force=[False] * len(crossing))
+        self.before, self.before_dims = before_b, dims
+        fixed = [v for v, d in zip(crossing, dims) if d is None]
+        stacked = [v for v, d in zip(crossing, dims) if d is not None]
+        loop_carry = [c for j, c in enumerate(carry) if j not in acc_terms]
+        loop_reads = {id(a) for e in loop_eqns for a in e.inputs} | {
+            id(o) for j, o in enumerate(carry_outs) if j not in acc_terms}
+        self.loop_xs = [k for k, x in enumerate(xs) if id(x) in loop_reads]
+        self.loop_stacked = [k for k, v in enumerate(stacked) if id(v) in loop_reads]
+        defined_in_loop = {id(v) for e in loop_eqns for v in e.outs} | {id(c) for c in loop_carry}
+        last_reads = {id(a) for e in last for a in e.inputs} | {
+            id(a) for a in list(ys) + list(acc_terms.values())}
+        emitted = [v for v in [*loop_carry, *(v for e in loop_eqns for v in e.outs)]
+                   if id(v) in defined_in_loop and id(v) in last_reads]
+        self.loop = Graph(consts + fixed + loop_carry + [xs[k] for k in self.loop_xs]
+                          + [stacked[k] for k in self.loop_stacked], graph.const_vars,
+                          graph.consts, loop_eqns,
+                          [o for j, o in enumerate(carry_outs) if j not in acc_terms] + emitted)
+        # Phase 3, batched over the steps, then the accumulators' sums.
+        after = Graph(consts + fixed + stacked + emitted + xs, graph.const_vars, graph.consts,
+                      last, list(ys) + [acc_terms[j] for j in self.accumulators])
+        after_dims = ([None] * (n_consts + len(fixed)) + [0] * (len(stacked) + len(emitted))
+                      + [0] * len(xs))
+        after_b, _ = batch_graph(dce(after), after_dims, length, force=[True] * len(after.outs))
+        n_ys = len(ys)
+        acc_avals = [carry[j].aval for j in self.accumulators]
+
+        def make(info):
+            def flat_f(leaves):
+                out = evaluate(after_b, leaves[:len(after_b.in_vars)])
+                init = leaves[len(after_b.in_vars):]
+                info.append(None)
+                return out[:n_ys] + [i + fnp.sum(v, axis=0) for i, v in zip(init, out[n_ys:])]
+            return after_b.in_avals + acc_avals, flat_f
+
+        summed = derive(after_b, ("scan after", tuple(self.accumulators)), make)[0]
+        self.after = fuse_summed_matmuls(summed)
+
+
+def _loop_plan(graph: Graph, n_consts: int, n_carry: int, length: int) -> _LoopPlan:
+    key = ("scan plan", n_consts, n_carry, length)
+    plan = graph.derived.get(key)
+    if plan is None:
+        plan = graph.derived[key] = _LoopPlan(graph, n_consts, n_carry, length)
+    return plan
 
 
 @scan_p.def_jvp
