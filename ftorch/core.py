@@ -228,6 +228,10 @@ class Primitive:
         self.vjp = rule
         return rule
 
+    def def_vjp_fwd(self, rule: Callable) -> Callable:
+        self.vjp_fwd = rule
+        return rule
+
     def def_batch(self, rule: Callable) -> Callable:
         self.batch = rule
         return rule

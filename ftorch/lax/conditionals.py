@@ -210,6 +210,7 @@ def _cond_vjp_graphs(branches: tuple) -> tuple[tuple, tuple, list]:
     return entry
 
 
+@cond_p.def_vjp_fwd
 def _cond_vjp_fwd(primals, branches):
     fwds, bwds, nonzero = _cond_vjp_graphs(branches)
     n_out = len(branches[0].outs)
@@ -224,7 +225,6 @@ def _cond_vjp(cts, out, index, *residuals, branches, nonzero):
     return (None, *[next(in_cts) if nz else None for nz in nonzero])
 
 
-cond_p.vjp_fwd = _cond_vjp_fwd
 
 
 @cond_p.def_batch

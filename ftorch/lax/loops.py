@@ -161,6 +161,7 @@ def _while_jvp(primals, tangents, cond_graph, body_graph, n_cond_consts, n_body_
     return outs[:n_c], [next(it) if nz else None for nz in nz_carry]
 
 
+@while_p.def_vjp_fwd
 def _while_vjp_fwd(primals, **params):
     raise ValueError(
         "while_loop: reverse-mode differentiation (grad, vjp) of a loop whose trip count "
@@ -169,8 +170,11 @@ def _while_vjp_fwd(primals, **params):
         "with a length, which are reverse-mode differentiable.")
 
 
-while_p.vjp_fwd = _while_vjp_fwd
-while_p.vjp = lambda cts, out, *res, **params: _while_vjp_fwd(())
+
+
+@while_p.def_vjp
+def _while_vjp(cts, out, *residuals, **params):
+    _while_vjp_fwd(())  # never reached: the forward pass refuses first
 
 
 @while_p.def_batch
@@ -560,6 +564,7 @@ def _vjp_plan(graph: Graph, n_consts: int, n_carry: int) -> _VJPPlan:
     return plan
 
 
+@scan_p.def_vjp_fwd
 def _scan_vjp_fwd(primals, graph, n_consts, n_carry, length, reverse, unroll):
     plan = _vjp_plan(graph, n_consts, n_carry)
     consts = list(primals[:n_consts])
@@ -615,6 +620,7 @@ def _backward_body(graph: Graph, plan: _VJPPlan, n_consts: int, n_carry: int,
     return derive(graph, ("scan bwd", n_consts, n_carry, acc_consts, ct_ys, xs_out), make)[0]
 
 
+@scan_p.def_vjp
 def _scan_vjp(cts, out, *residuals, graph, n_consts, n_carry, length, reverse, unroll, needed):
     plan = _vjp_plan(graph, n_consts, n_carry)
     in_avals = graph.in_avals
@@ -644,8 +650,6 @@ def _scan_vjp(cts, out, *residuals, graph, n_consts, n_carry, length, reverse, u
     return tuple(result)
 
 
-scan_p.vjp_fwd = _scan_vjp_fwd
-scan_p.vjp = _scan_vjp
 
 
 @scan_p.def_batch

@@ -79,6 +79,7 @@ def _jit_jvp(primals, tangents, graph):
     return outs[:n_out], [next(it) if nz else None for nz in nonzero]
 
 
+@jit_p.def_vjp_fwd
 def _jit_vjp_fwd(primals, graph):
     fwd, bwd, nonzero = vjp_graph(graph)
     results = jit_p.bind(*primals, graph=fwd)
@@ -95,7 +96,6 @@ def _jit_vjp(cts, out, *residuals, graph, nonzero):
     return tuple(next(in_cts) if nz else None for nz in nonzero)
 
 
-jit_p.vjp_fwd = _jit_vjp_fwd
 
 
 @jit_p.def_batch
