@@ -262,6 +262,8 @@ NEEDS_CONCRETE = {
     "split_indices", "split_sections",
     "pad", "pad_traced_value", "pad_edge", "pad_reflect", "pad_symmetric", "pad_wrap_wide",
     "pad_reflect_wide", "roll", "tile", "repeat", "repeat_each",
+    "dynamic_slice", "dynamic_slice_static_starts", "dynamic_slice_batched_starts",
+    "dynamic_index_in_dim",
 }
 
 
