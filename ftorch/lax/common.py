@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from ftorch import tree
 from ftorch.core import ShapeDtypeStruct, aval_of, format_aval
 from ftorch.graph import Graph, Var, simplify
 from ftorch.transforms import _util
@@ -33,15 +32,9 @@ def stage_function(f: Callable, in_avals: Sequence[ShapeDtypeStruct], in_tree: A
     """Stage ``f(*unflatten(in_tree, leaves))`` once, whatever the number of
     times the control flow will run it. ``flatten_out(result)`` returns the
     output leaves and what ``out_tree`` records."""
-    out_tree: list = []
-
-    def flat_f(leaves):
-        leaves_out, info = flatten_out(f(*tree.unflatten(in_tree, leaves)))
-        out_tree.append(info)
-        return leaves_out
-
+    flat_f, out_info = _util.flatten_fun(f, in_tree, flatten_out)
     graph, hoisted = stage(flat_f, in_avals, fname)
-    return Staged(checked(simplify(graph)), hoisted, out_tree[0])
+    return Staged(checked(simplify(graph)), hoisted, out_info.value)
 
 
 def flatten_leaves(value: Any, what: str) -> tuple[list, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import mlx.core as mx
@@ -36,6 +36,36 @@ def normalize_argnums(argnums: int | Sequence[int], nargs: int, fname: str) -> t
             raise ValueError(f"{fname}: argnums={argnums!r} names argument {n % nargs} twice")
         out.append(n % nargs)
     return tuple(out)
+
+
+class OutputInfo:
+    """What a function made by ``flatten_fun`` learned about its output the
+    last time it ran (its tree, its auxiliary data, ...): ``.value``."""
+
+    __slots__ = ("value",)
+
+
+def flatten_fun(f: Callable, in_tree: Any, flatten_out: Callable[[Any], tuple[list, Any]],
+                kwargs: bool = False) -> tuple[Callable, OutputInfo]:
+    """``f`` as a function of a list of leaves returning a list of leaves:
+    the one way a transform runs a user's function.
+
+    The leaves are unflattened with ``in_tree``, the tree of the positional
+    arguments' tuple (of ``(args, kwargs)`` when ``kwargs``); ``flatten_out``
+    maps ``f``'s result to its leaves and what to record about it, which
+    the returned ``OutputInfo`` holds once the function has run."""
+    info = OutputInfo()
+
+    def flat_f(leaves):
+        if kwargs:
+            args, kw = tree.unflatten(in_tree, leaves)
+            out = f(*args, **kw)
+        else:
+            out = f(*tree.unflatten(in_tree, leaves))
+        out_leaves, info.value = flatten_out(out)
+        return out_leaves
+
+    return flat_f, info
 
 
 def flatten_arrays(value: Any, what: str) -> tuple[list, Any]:

@@ -256,28 +256,26 @@ def jit(
         _log_trace(fname, key, last_keys)
         jitted.trace_count += 1
         static_args = {k: v for k, _, v in key[1]}
-        out_info = []
-
-        def flat_f(leaves):
-            dyn_args, dyn_kwargs = tree.unflatten(treedef, leaves)
+        def with_statics(*dyn_args, **dyn_kwargs):
             it = iter(dyn_args)
             full_args = [static_args[i] if i in static_args else next(it)
                          for i in range(nargs)]
-            full_kwargs = {**dyn_kwargs, **{k: v for k, v in static_args.items()
-                                            if isinstance(k, str)}}
-            out = f(*full_args, **full_kwargs)
+            return f(*full_args, **dyn_kwargs, **{k: v for k, v in static_args.items()
+                                                  if isinstance(k, str)})
+
+        def flatten_out(out):
             out_leaves, out_tree = tree.flatten(out)
             for leaf in out_leaves:
                 if not isinstance(leaf, (mx.array, Tracer, np.ndarray, bool, int, float)):
                     raise TypeError(f"jit: {fname!r} returned a {type(leaf).__name__} "
                                     f"({leaf!r}); jitted functions return arrays")
-            out_info.append(out_tree)
-            return [mx.array(x) if isinstance(x, np.ndarray) else x for x in out_leaves]
+            return [mx.array(x) if isinstance(x, np.ndarray) else x for x in out_leaves], out_tree
 
+        flat_f, out_info = _util.flatten_fun(with_statics, treedef, flatten_out, kwargs=True)
         in_names = [_leaf_name(f, nargs, nums, p) for p in treedef.paths()]
         graph, hoisted = stage(flat_f, [ShapeDtypeStruct(*a[:2]) for a in key[2]], fname,
                                in_names, weak=[len(a) == 3 for a in key[2]])
-        return checked(simplify(graph)), hoisted, out_info[0]
+        return checked(simplify(graph)), hoisted, out_info.value
 
     def entry_for(args: tuple, kwargs: dict) -> tuple[_Entry, list, list]:
         """The cached trace of a call's signature (traced on a miss), the

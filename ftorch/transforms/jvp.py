@@ -157,17 +157,14 @@ def jvp(
         _util.check_like(t, p, "jvp", f"{name}")
     t_leaves = [t if is_floating(aval_of(p).dtype) else None for p, t in zip(p_leaves, t_leaves)]
 
-    out_tree = []
-
-    def flat_f(leaves):
-        out = f(*tree.unflatten(p_tree, leaves))
+    def flatten_out(out):
         out, aux = _util.split_aux(out, has_aux, "jvp")
         o_leaves, o_tree = _util.flatten_arrays(out, "output")
-        out_tree.append((o_tree, aux))
-        return o_leaves
+        return o_leaves, (o_tree, aux)
 
+    flat_f, out_info = _util.flatten_fun(f, p_tree, flatten_out)
     out_primals, out_tangents = jvp_flat(flat_f, p_leaves, t_leaves)
-    o_tree, aux = out_tree[0]
+    o_tree, aux = out_info.value
     out_tangents = [
         fnp.zeros_like(p) if t is None else t for p, t in zip(out_primals, out_tangents)
     ]
@@ -199,15 +196,9 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     _util.check_callable(f, "linearize")
     # The output alone: a forward pass with no tangent work.
     p_leaves, p_tree = _util.flatten_arrays(tuple(primals), "primals")
-    out_tree = []
-
-    def flat_f(leaves):
-        o_leaves, o_tree = _util.flatten_arrays(f(*tree.unflatten(p_tree, leaves)), "output")
-        out_tree.append(o_tree)
-        return o_leaves
-
+    flat_f, out_tree = _util.flatten_fun(f, p_tree, lambda o: _util.flatten_arrays(o, "output"))
     out_leaves, _ = jvp_flat(flat_f, p_leaves, [None] * len(p_leaves))
-    out = tree.unflatten(out_tree[0], out_leaves)
+    out = tree.unflatten(out_tree.value, out_leaves)
 
     def f_jvp(*tangents):
         if len(tangents) != len(primals):
@@ -235,15 +226,13 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
         nums = _util.normalize_argnums(argnums, len(args), "jacfwd")
         d_leaves, d_tree = _util.flatten_arrays(tuple(args[n] for n in nums), "args")
         _util.check_differentiable(d_leaves, d_tree, "args", "jacfwd")
-        out_tree = []
-
-        def flat_f(leaves):
-            dargs = tree.unflatten(d_tree, leaves)
-            out = f(*_util.substitute(args, nums, dargs), **kwargs)
+        def flatten_out(out):
             out, aux = _util.split_aux(out, has_aux, "jacfwd")
             o_leaves, o_tree = _util.flatten_arrays(out, "output")
-            out_tree[:] = [(o_tree, aux)]
-            return o_leaves
+            return o_leaves, (o_tree, aux)
+
+        flat_f, out_tree = _util.flatten_fun(
+            lambda *dargs: f(*_util.substitute(args, nums, dargs), **kwargs), d_tree, flatten_out)
 
         # One vmapped JVP per input leaf, over the identity basis of that leaf.
         out_primals: list = []
@@ -265,7 +254,7 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
                 columns.append([fnp.zeros((*o.shape, 0), o.dtype) for o in out_primals])
         if not d_leaves:
             out_primals = flat_f(d_leaves)
-        o_tree, aux = out_tree[0]
+        o_tree, aux = out_tree.value
         jac = []
         for k, o in enumerate(out_primals):
             row = [fnp.reshape(columns[i][k], (*o.shape, *leaf.shape))

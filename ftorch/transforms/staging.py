@@ -317,13 +317,6 @@ def eval_shape(f: Callable, *args: Any, **kwargs: Any) -> Any:
     """
     _util.check_callable(f, "eval_shape")
     avals, weak, treedef = _abstract_leaves((args, kwargs), "eval_shape")
-    out_tree = []
-
-    def flat_f(leaves):
-        a, k = tree.unflatten(treedef, leaves)
-        leaves_out, out_tree_ = tree.flatten(f(*a, **k))
-        out_tree.append(out_tree_)
-        return leaves_out
-
+    flat_f, out_tree = _util.flatten_fun(f, treedef, tree.flatten, kwargs=True)
     graph, _ = stage(flat_f, avals, getattr(f, "__qualname__", repr(f)), weak=weak)
-    return tree.unflatten(out_tree[0], graph.out_avals)
+    return tree.unflatten(out_tree.value, graph.out_avals)

@@ -267,20 +267,13 @@ def vmap(
         return out
 
     def _run(leaves, axes, args_tree, with_kwargs, size):
-        out_info = []
-
-        def flat_f(tracers):
-            if with_kwargs:
-                args, kwargs = tree.unflatten(args_tree, tracers)
-                out = f(*args, **kwargs)
-            else:
-                out = f(*tree.unflatten(args_tree, tracers))
+        def flatten_out(out):
             out_leaves, out_tree = _util.flatten_arrays(out, "output")
-            out_info.append((out_tree, _broadcast_prefix(out_axes, out, "out_axes")))
-            return out_leaves
+            return out_leaves, (out_tree, _broadcast_prefix(out_axes, out, "out_axes"))
 
+        flat_f, out_info = _util.flatten_fun(f, args_tree, flatten_out, kwargs=with_kwargs)
         vals, dims = batch_flat(flat_f, leaves, axes, size)
-        out_tree, spec = out_info[0]
+        out_tree, spec = out_info.value
         results = []
         for val, bdim, ax in zip(vals, dims, spec):
             if ax is None:
