@@ -38,7 +38,8 @@ class Case:
     ``fn`` takes the drawn arguments as MLX arrays and returns an array (or a
     pytree of arrays). Floating arguments are differentiated; others (integer
     indices, boolean masks) are passed along as they are. ``mlx_fn`` is the
-    same computation in raw MLX, when MLX can differentiate it.
+    same computation in raw MLX, when MLX can differentiate it. ``vjp=False``
+    leaves the case out of the reverse-mode checks.
     """
 
     prim: str
@@ -47,6 +48,7 @@ class Case:
     mlx_fn: Callable[..., Any] | None = None
     second_order: bool = True
     fd: bool = True  # False only where finite differences are not the derivative
+    vjp: bool = True  # False where reverse mode is refused (a data-dependent while_loop)
     name: str = ""
     rtol: float = 1e-5
     atol: float = 1e-6

@@ -8,7 +8,8 @@ branch closes over) and the same output avals.
 - Eagerly it runs the branch ``index`` picks (clamped into range).
 - Under ``jit`` (lowering) MLX has no branch node: every branch is computed
   and the results are selected with ``where``, so a jitted ``cond`` costs the
-  sum of its branches.
+  sum of its branches; a ``cond`` whose branch holds a host loop runs between
+  compiled segments and computes only the branch taken.
 - JVP: the branches' JVP graphs, with the union of their nonzero tangents.
 - VJP: the forward pass runs the branches' forward graphs, each emitting its
   own residuals and zeros in the other branches' slots; the backward pass is
@@ -27,7 +28,7 @@ import mlx.core as mx
 from ftorch import numpy as fnp
 from ftorch import tree
 from ftorch.core import Primitive, Tracer, aval_of, format_aval, is_floating
-from ftorch.graph import evaluate, lower
+from ftorch.graph import evaluate, lower, needs_host
 from ftorch.lax.common import check_same_avals, flatten_leaves, padded, stage_function
 from ftorch.primitives._rules import move_bdim
 from ftorch.transforms.jvp import jvp_graph
@@ -143,6 +144,10 @@ cond_p = Primitive("cond", _cond_impl, multiple_results=True,
 
 
 def _cond_lowering(index, *ops, branches):
+    if any(needs_host(g) for g in branches):
+        # A branch that reads the host runs between compiled segments, on
+        # concrete values: run only the branch taken (another may not end).
+        return lower(branches[min(max(int(index.item()), 0), len(branches) - 1)])(*ops)
     outs = [lower(g)(*ops) for g in branches]
     result = outs[-1]
     for i in range(len(branches) - 2, -1, -1):
