@@ -31,7 +31,7 @@ from ftorch.config import config
 from ftorch.transforms.staging import ConcretizationError
 from ftorch import numpy
 from ftorch import lax
-from ftorch.primitives.elementwise import stop_gradient
+from ftorch.numpy import stop_gradient
 from ftorch import nn
 
 __version__ = "0.1.0"

@@ -390,10 +390,19 @@ _CONVERSION_ERROR = (
 )
 
 
-def _numpy():
-    from ftorch import numpy as fnp
+# The NumPy layer (ftorch.numpy) that tracers' operators and methods, and
+# mx.array's indexing, dispatch to. It is built on this module, so it
+# installs itself here when imported instead of being imported by it.
+_array_api: Any = None
 
-    return fnp
+
+def install_array_api(module: Any) -> None:
+    global _array_api
+    _array_api = module
+
+
+def _numpy() -> Any:
+    return _array_api
 
 
 # NumPy ufuncs that Python operators on (ndarray, tracer) pairs call, and
@@ -727,11 +736,11 @@ def global_random_key() -> Any:
     return _RANDOM_STATE[0]
 
 
-_FLOATING = (mx.float16, mx.bfloat16, mx.float32, mx.float64)
+FLOATING = (mx.float16, mx.bfloat16, mx.float32, mx.float64)
 
 
 def is_floating(dtype: mx.Dtype) -> bool:
-    return dtype in _FLOATING
+    return dtype in FLOATING
 
 
 def aval_of(x: Any) -> ShapeDtypeStruct:

@@ -14,10 +14,15 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import mlx.core as mx
 import optree
+
+import ftorch.primitives as lax
+from ftorch.core import Tracer
 
 __all__ = [
     "NAMESPACE", "flatten", "unflatten", "leaves", "structure", "map", "ravel",
@@ -64,17 +69,16 @@ def ravel(tree: Any) -> tuple[Any, Callable[[Any], Any]]:
     >>> flat.shape, unravel(flat)["w"].shape
     ((7,), (2, 2))
     """
-    from ftorch import numpy as fnp
-
     leaves_, treedef = flatten(tree)
-    leaves_ = [fnp.asarray(x) for x in leaves_]
+    leaves_ = [x if isinstance(x, (mx.array, Tracer)) else mx.array(x) for x in leaves_]
     shapes = [tuple(x.shape) for x in leaves_]
     dtypes = [x.dtype for x in leaves_]
-    sizes = [x.size for x in leaves_]
+    sizes = [math.prod(shape) for shape in shapes]
     if not leaves_:
-        return fnp.zeros((0,)), lambda flat: unflatten(treedef, [])
-    dtype = fnp.result_type(*leaves_)
-    flat = fnp.concatenate([fnp.ravel(x).astype(dtype) for x in leaves_])
+        return mx.zeros((0,)), lambda flat: unflatten(treedef, [])
+    dtype = mx.result_type(*dtypes)
+    flat = lax.concatenate([lax.reshape(x if x.dtype == dtype else lax.astype(x, dtype), (n,))
+                            for x, n in zip(leaves_, sizes)], 0)
     total = builtins.sum(sizes)
 
     def unravel(flat: Any) -> Any:
@@ -83,7 +87,8 @@ def ravel(tree: Any) -> tuple[Any, Callable[[Any], Any]]:
                 f"unravel expects a 1-d array of size {total}, got shape {tuple(flat.shape)}")
         pieces, start = [], 0
         for shape, dt, n in zip(shapes, dtypes, sizes):
-            pieces.append(fnp.reshape(flat[start:start + n], shape).astype(dt))
+            piece = lax.reshape(lax.static_slice(flat, (slice(start, start + n),)), shape)
+            pieces.append(piece if piece.dtype == dt else lax.astype(piece, dt))
             start += n
         return unflatten(treedef, pieces)
 

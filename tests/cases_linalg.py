@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ftorch.numpy as fnp
-from ftorch.primitives.linalg import _einsum_spec, _is_identity
+from ftorch.numpy._linalg import _einsum_spec
+from ftorch.primitives.linalg import _is_identity
 
 LETTERS = "abcde"
 

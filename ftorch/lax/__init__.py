@@ -1,4 +1,8 @@
-"""``ftorch.lax``: control flow as higher-order primitives, and the
+"""``ftorch.lax``: the primitive layer under ``ftorch.numpy``, as JAX's
+``lax`` is under ``jax.numpy``: a strict wrapper per primitive (operands as
+they are, static params already normalised: ``lax.sum(x, (0,))``,
+``lax.reshape(x, (2, 3))``, ``lax.astype(x, mx.float16)``; no dtype promotion
+or axis parsing), control flow as higher-order primitives, and the
 structured slicing ops that loops index with, with JAX's names and
 semantics.
 
@@ -20,10 +24,16 @@ from ftorch.lax.slicing import (
     dynamic_update_slice_in_dim,
     select,
 )
-from ftorch.primitives.elementwise import stop_gradient
+from ftorch.numpy import stop_gradient as _stop_gradient_of_tree
+from ftorch.primitives import *  # noqa: F403  (the strict wrappers)
+from ftorch.primitives import __all__ as _primitive_ops
 
 __all__ = [
     "cond", "switch", "while_loop", "fori_loop", "scan", "map", "associative_scan",
     "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice",
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "select", "stop_gradient",
+    *(name for name in _primitive_ops if name != "stop_gradient"),
 ]
+
+# Over pytrees, as jax.lax.stop_gradient (the strict wrapper takes one array).
+stop_gradient = _stop_gradient_of_tree

@@ -25,6 +25,7 @@ from typing import Any
 
 import mlx.core as mx
 
+import ftorch.primitives as lax
 from ftorch import numpy as fnp
 from ftorch import tree
 from ftorch.core import Primitive, Tracer, aval_of, format_aval, is_floating
@@ -190,7 +191,7 @@ def _cond_vjp_graphs(branches: tuple) -> tuple[tuple, tuple, list]:
         def make_fwd(info, fwd=fwd, k=k):
             def flat_f(ops):
                 outs = evaluate(fwd, ops)
-                slots = [outs[n_out:] if j == k else [fnp.zeros(a.shape, a.dtype) for a in avs]
+                slots = [outs[n_out:] if j == k else [lax.zeros(a.shape, a.dtype) for a in avs]
                          for j, avs in enumerate(res_avals)]
                 info.append(None)
                 return outs[:n_out] + [r for s in slots for r in s]
@@ -205,7 +206,7 @@ def _cond_vjp_graphs(branches: tuple) -> tuple[tuple, tuple, list]:
                 got = iter(evaluate(bwd, res[start:start + len(res_avals[k])] + cts))
                 in_cts = [next(got) if z else None for z in nz]
                 info.append(None)
-                return [fnp.zeros(a.shape, a.dtype) if c is None else c
+                return [lax.zeros(a.shape, a.dtype) if c is None else c
                         for c, a, u in zip(in_cts, branches[k].in_avals, nonzero) if u]
             return [a for avs in res_avals for a in avs] + branches[k].out_avals, flat_f
 
@@ -225,7 +226,7 @@ def _cond_vjp_fwd(primals, branches):
 
 @cond_p.def_vjp
 def _cond_vjp(cts, out, index, *residuals, branches, nonzero):
-    cts = [fnp.zeros_like(o) if c is None else c for c, o in zip(cts, out)]
+    cts = [lax.zeros_like(o) if c is None else c for c, o in zip(cts, out)]
     in_cts = iter(cond_p.bind(index, *residuals, *cts, branches=branches))
     return (None, *[next(in_cts) if nz else None for nz in nonzero])
 
@@ -252,8 +253,8 @@ def _cond_batch(vals, dims, axis_size, branches):
         results.append(evaluate(bg, ops))
     selected = results[-1]
     for i in range(len(branches) - 2, -1, -1):
-        pick = fnp.equal(index, i)
-        selected = [fnp.where(fnp.reshape(pick, (axis_size,) + (1,) * (aval_of(a).ndim - 1)), a, b)
+        pick = lax.equal(index, i)
+        selected = [lax.where(lax.reshape(pick, (axis_size,) + (1,) * (aval_of(a).ndim - 1)), a, b)
                     for a, b in zip(results[i], selected)]
     return selected, [0] * len(selected)
 

@@ -34,6 +34,7 @@ from typing import Any
 import mlx.core as mx
 import numpy as np
 
+import ftorch.primitives as lax
 from ftorch import numpy as fnp
 from ftorch import tree
 from ftorch.core import Primitive, ShapeDtypeStruct, Tracer, aval_of, format_aval, is_floating
@@ -152,7 +153,7 @@ def _while_jvp(primals, tangents, cond_graph, body_graph, n_cond_consts, n_body_
     body = permuted(body, order, range(len(body.outs)))
     tangent_avals = [a for a, nz in zip(body_graph.out_avals, nz_carry) if nz]
     cond = padded(cond_graph, (), after=tangent_avals)
-    carry_t = [fnp.zeros_like(p) if t is None else t
+    carry_t = [lax.zeros_like(p) if t is None else t
                for p, t, nz in zip(carry, carry_t, nz_carry) if nz]
     outs = while_p.bind(*cc, *bc, *[t for t in bc_t if t is not None], *carry, *carry_t,
                         cond_graph=cond, body_graph=body, n_cond_consts=n_cond_consts,
@@ -208,7 +209,8 @@ def _while_batch(vals, dims, axis_size, cond_graph, body_graph, n_cond_consts, n
     def make_cond(info):
         def flat_f(leaves):
             info.append(None)
-            return [fnp.any(evaluate(cond_b, leaves)[0])]
+            go = evaluate(cond_b, leaves)[0]
+            return [lax.any(go, tuple(range(aval_of(go).ndim)))]
         return cond_b.in_avals, flat_f
 
     def make_body(info):
@@ -217,7 +219,7 @@ def _while_batch(vals, dims, axis_size, cond_graph, body_graph, n_cond_consts, n
             go = evaluate(cond_b, c + state)[0]
             new = evaluate(body_b, b + state)
             info.append(None)
-            return [fnp.where(fnp.reshape(go, (axis_size,) + (1,) * (aval_of(n).ndim - 1)), n, s)
+            return [lax.where(lax.reshape(go, (axis_size,) + (1,) * (aval_of(n).ndim - 1)), n, s)
                     for n, s in zip(new, state)]
         return cond_b.in_avals[:n_cc] + body_b.in_avals, flat_f
 
@@ -477,7 +479,7 @@ class _LoopPlan:
                 out = evaluate(after_b, leaves[:len(after_b.in_vars)])
                 init = leaves[len(after_b.in_vars):]
                 info.append(None)
-                return out[:n_ys] + [i + fnp.sum(v, axis=0) for i, v in zip(init, out[n_ys:])]
+                return out[:n_ys] + [lax.add(i, lax.sum(v, (0,))) for i, v in zip(init, out[n_ys:])]
             return after_b.in_avals + acc_avals, flat_f
 
         summed = derive(after_b, ("scan after", tuple(self.accumulators)), make)[0]
@@ -517,7 +519,7 @@ def _scan_jvp(primals, tangents, graph, n_consts, n_carry, length, reverse, unro
     out_order = [*range(n_carry), *range(q, q + ncat), *range(n_carry, q),
                  *range(q + ncat, q + ncat + n_yt)]
     body = permuted(jgraph, in_order, out_order)
-    carry_t = [fnp.zeros_like(c) if t is None else t
+    carry_t = [lax.zeros_like(c) if t is None else t
                for c, t, nz in zip(carry, carry_t, nz_carry) if nz]
     outs = scan_p.bind(*consts, *[t for t in consts_t if t is not None], *carry, *carry_t, *xs,
                        *[t for t in xs_t if t is not None], graph=body, n_consts=nc + nct,
@@ -597,17 +599,18 @@ def _backward_body(graph: Graph, plan: _VJPPlan, n_consts: int, n_carry: int,
             for k, v in zip(plan.inv_idx + plan.var_idx, inv + var):
                 res[k] = v
             given = dict(zip(float_carry, ctc)) | dict(zip((n_carry + k for k in ct_ys), cty))
-            cts = [given[j] if j in given else fnp.zeros(a.shape, a.dtype)
+            cts = [given[j] if j in given else lax.zeros(a.shape, a.dtype)
                    for j, a in enumerate(out_avals)]
             got = iter(evaluate(plan.backward, res + cts))
             in_cts = [next(got) if nz else None for nz in plan.nonzero]
 
             def ct_or_zeros(i):
                 c = in_cts[i]
-                return fnp.zeros(in_avals[i].shape, in_avals[i].dtype) if c is None else c
+                return lax.zeros(in_avals[i].shape, in_avals[i].dtype) if c is None else c
 
             new_ctc = [ct_or_zeros(n_consts + j) for j in float_carry]
-            new_acc = [a if in_cts[c] is None else a + in_cts[c] for a, c in zip(acc, acc_consts)]
+            new_acc = [a if in_cts[c] is None else lax.add(a, in_cts[c])
+                       for a, c in zip(acc, acc_consts)]
             ct_xs = [ct_or_zeros(n_consts + n_carry + k) for k in xs_out]
             info.append(None)
             return new_ctc + new_acc + ct_xs
@@ -633,8 +636,8 @@ def _scan_vjp(cts, out, *residuals, graph, n_consts, n_carry, length, reverse, u
     body = _backward_body(graph, plan, n_consts, n_carry, acc_consts, ct_ys, xs_out)
     float_carry = [j for j in range(n_carry) if is_floating(in_avals[n_consts + j].dtype)]
     n_inv = len(plan.inv_idx)
-    ct_carry = [fnp.zeros_like(out[j]) if cts[j] is None else cts[j] for j in float_carry]
-    acc0 = [fnp.zeros(in_avals[c].shape, in_avals[c].dtype) for c in acc_consts]
+    ct_carry = [lax.zeros_like(out[j]) if cts[j] is None else cts[j] for j in float_carry]
+    acc0 = [lax.zeros(in_avals[c].shape, in_avals[c].dtype) for c in acc_consts]
     outs = scan_p.bind(*residuals[:n_inv], *ct_carry, *acc0, *residuals[n_inv:],
                        *[cts[n_carry + k] for k in ct_ys], graph=body, n_consts=n_inv,
                        n_carry=len(ct_carry) + len(acc0), length=length, reverse=not reverse,

@@ -25,10 +25,12 @@ from typing import Any
 import mlx.core as mx
 import numpy as np
 
+import ftorch.primitives as lax
 from ftorch import numpy as fnp
 from ftorch.core import Primitive, Tracer, aval_of
 from ftorch.primitives._rules import move_bdim, shape_of
 from ftorch.primitives.creation import static_int
+from ftorch.primitives.indexing import ARRAY
 
 __all__ = [
     "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice",
@@ -74,7 +76,7 @@ def _slice_jvp(primals, tangents, sizes):
 @dynamic_slice_p.def_vjp
 def _slice_vjp(ct, out, x, *starts, sizes, needed):
     # The cotangent lands in the window, zeros elsewhere; starts get none.
-    ct_x = dynamic_update_slice_p.bind(fnp.zeros_like(x), ct, *starts) if needed[0] else None
+    ct_x = dynamic_update_slice_p.bind(lax.zeros_like(x), ct, *starts) if needed[0] else None
     return (ct_x, *(None,) * len(starts))
 
 
@@ -85,8 +87,8 @@ def _update_jvp(primals, tangents):
     tx, tu = tangents[:2]
     if tx is None and tu is None:
         return out, None
-    tx = fnp.zeros_like(out) if tx is None else tx
-    tu = fnp.zeros(shape_of(update), aval_of(out).dtype) if tu is None else tu
+    tx = lax.zeros_like(out) if tx is None else tx
+    tu = lax.zeros(shape_of(update), aval_of(out).dtype) if tu is None else tu
     return out, dynamic_update_slice_p.bind(tx, tu, *starts)
 
 
@@ -95,7 +97,7 @@ def _update_vjp(ct, out, x, update, *starts, needed):
     # What the window overwrote gets no cotangent; the update gets the window's.
     ct_x = ct_u = None
     if needed[0]:
-        zeros = fnp.zeros(shape_of(update), aval_of(ct).dtype)
+        zeros = lax.zeros(shape_of(update), aval_of(ct).dtype)
         ct_x = dynamic_update_slice_p.bind(ct, zeros, *starts)
     if needed[1]:
         ct_u = dynamic_slice_p.bind(ct, *starts, sizes=tuple(shape_of(update)))
@@ -109,10 +111,10 @@ def _windows(starts, dims, sizes, axis_size, batched_operand):
     rank = len(sizes) + 1
     idx = [mx.arange(axis_size, dtype=mx.int32).reshape((axis_size,) + (1,) * (rank - 1))]
     for i, (s, d, n) in enumerate(zip(starts, dims, sizes)):
-        s = fnp.reshape(move_bdim(s, d, 0, axis_size), (axis_size,) + (1,) * (rank - 1))
+        s = lax.reshape(move_bdim(s, d, 0, axis_size), (axis_size,) + (1,) * (rank - 1))
         offsets = [1] * rank
         offsets[i + 1] = n
-        idx.append(fnp.add(s, mx.arange(n, dtype=mx.int32).reshape(offsets)))
+        idx.append(lax.add(s, mx.arange(n, dtype=mx.int32).reshape(offsets)))
     return tuple(idx) if batched_operand else tuple(idx[1:])
 
 
@@ -127,7 +129,7 @@ def _slice_batch(vals, dims, axis_size, sizes):
     if dx is not None:
         x = move_bdim(x, dx, 0, axis_size)
     idx = _windows(starts, dstarts, sizes, axis_size, dx is not None)
-    return fnp.at(x)[idx].get(mode="promise_in_bounds"), 0
+    return lax.gather(x, *idx, spec=(ARRAY,) * len(idx)), 0
 
 
 @dynamic_update_slice_p.def_batch
@@ -139,7 +141,7 @@ def _update_batch(vals, dims, axis_size):
         return dynamic_update_slice_p.bind(x, update, mx.array(0, mx.int32), *starts), 0
     # Each example writes its own window: a scatter (no index repeats).
     idx = _windows(starts, dstarts, shape_of(update)[1:], axis_size, True)
-    return fnp.at(x)[idx].set(update, mode="promise_in_bounds"), 0
+    return lax.scatter(x, update, *idx, spec=(ARRAY,) * len(idx)), 0
 
 
 # ----------------------------------------------------------------------------

@@ -12,16 +12,12 @@ from typing import Any
 
 import mlx.core as mx
 
+import ftorch.primitives as lax
 from ftorch import numpy as fnp
-from ftorch.core import Primitive, is_floating
-from ftorch.primitives._rules import batch_unary
-from ftorch.primitives.reduction import (
-    Axis,
-    batch_normalized,
-    logsumexp,
-    normalize_axes,
-    softmax_p,
-)
+from ftorch.core import Primitive
+from ftorch.numpy import logsumexp
+from ftorch.primitives._rules import derivative, vectorized
+from ftorch.primitives.reduction import Axis, batch_normalized, normalize_axes
 
 __all__ = [
     "softmax", "log_softmax", "logsumexp", "sigmoid", "relu", "gelu", "silu", "softplus",
@@ -45,20 +41,18 @@ log_softmax_p = Primitive("log_softmax", _log_softmax_impl)
 
 
 @log_softmax_p.def_jvp
-def _log_softmax_jvp(primals, tangents, axes):
+def _log_softmax_jvp(primals, tangents, *, axes):
     (x,), (t,) = primals, tangents
     out = log_softmax_p.bind(x, axes=axes)
-    return out, t - fnp.sum(t * fnp.exp(out), axis=axes, keepdims=True)
+    return out, lax.subtract(t, lax.sum(lax.multiply(t, lax.exp(out)), axes, True))
 
 
 @log_softmax_p.def_vjp
-def _log_softmax_vjp(ct, out, x, axes):
-    if not is_floating(x.dtype):
-        return (None,)
-    return (ct - fnp.exp(out) * fnp.sum(ct, axis=axes, keepdims=True),)
+def _log_softmax_vjp(ct, out, x, *, needed, axes):
+    return (lax.subtract(ct, lax.multiply(lax.exp(out), lax.sum(ct, axes, True))),)
 
 
-log_softmax_p.batch = batch_normalized(log_softmax_p)
+log_softmax_p.def_batch(batch_normalized(log_softmax_p))
 
 
 def _axes(x: Any, axis: Axis, fname: str) -> tuple[Any, tuple[int, ...]]:
@@ -78,7 +72,7 @@ def softmax(x: Any, axis: Axis = -1) -> Any:
     [[0.5, 0.5], [1.0, 0.0]]
     """
     x, axes = _axes(x, axis, "softmax")
-    return softmax_p.bind(x, axes=axes)
+    return lax.softmax(x, axes)
 
 
 def log_softmax(x: Any, axis: Axis = -1) -> Any:
@@ -98,21 +92,10 @@ def log_softmax(x: Any, axis: Axis = -1) -> Any:
 # ----------------------------------------------------------------------------
 
 
-def _sigmoid_derivative(y):
-    return y * (1 - y)
-
-
 sigmoid_p = Primitive("sigmoid", mx.sigmoid)
-
-
-@sigmoid_p.def_jvp
-def _sigmoid_jvp(primals, tangents):
-    y = sigmoid_p.bind(*primals)
-    return y, tangents[0] * _sigmoid_derivative(y)
-
-
-sigmoid_p.vjp = lambda ct, y, x: (
-    ct * _sigmoid_derivative(y) if is_floating(x.dtype) else None,)
+# The derivative comes from the output: y * (1 - y).
+derivative(sigmoid_p, lambda x, y: lax.multiply(y, lax.subtract(1, y)))
+vectorized(sigmoid_p)
 
 
 def sigmoid(x: Any) -> Any:
@@ -128,10 +111,8 @@ def sigmoid(x: Any) -> Any:
 
 relu_p = Primitive("relu", lambda x: mx.maximum(x, 0))
 # Multiplying by the mask is much faster than a select on MLX's CPU.
-relu_p.jvp = lambda primals, tangents: (
-    relu_p.bind(*primals), tangents[0] * fnp.greater(primals[0], 0))
-relu_p.vjp = lambda ct, out, x: (
-    ct * fnp.greater(x, 0) if is_floating(x.dtype) else None,)
+derivative(relu_p, lambda x, y: lax.greater(x, 0))
+vectorized(relu_p)
 
 
 def relu(x: Any) -> Any:
@@ -156,21 +137,35 @@ def _gelu_impl(x, approximate):
     return x * (1 + mx.erf(x * _INV_SQRT2)) / 2
 
 
-def _gelu_derivative(x, approximate):
-    if approximate:
-        th = fnp.tanh(_TANH_SCALE * (x + _TANH_CUBIC * (x * x * x)))
-        du = _TANH_SCALE * (1 + (3 * _TANH_CUBIC) * (x * x))
-        return 0.5 * (1 + th) + (0.5 * x) * ((1 - th * th) * du)
-    # Phi(x) + x * phi(x)
-    return 0.5 * (1 + fnp.erf(x * _INV_SQRT2)) + x * (_INV_SQRT_2PI * fnp.exp(-0.5 * (x * x)))
-
-
 gelu_p = Primitive("gelu", _gelu_impl)
-gelu_p.jvp = lambda primals, tangents, approximate: (
-    gelu_p.bind(*primals, approximate=approximate),
-    tangents[0] * _gelu_derivative(primals[0], approximate))
-gelu_p.vjp = lambda ct, out, x, approximate: (
-    ct * _gelu_derivative(x, approximate) if is_floating(x.dtype) else None,)
+
+
+def _gelu_derivative(x, approximate):
+    mul, add = lax.multiply, lax.add
+    x2 = mul(x, x)
+    if approximate:
+        th = lax.tanh(mul(add(x, mul(mul(x2, x), _TANH_CUBIC)), _TANH_SCALE))
+        du = mul(add(mul(x2, 3 * _TANH_CUBIC), 1), _TANH_SCALE)
+        return add(mul(add(th, 1), 0.5),
+                   mul(mul(x, 0.5), mul(lax.subtract(1, mul(th, th)), du)))
+    # Phi(x) + x * phi(x)
+    return add(mul(add(lax.erf(mul(x, _INV_SQRT2)), 1), 0.5),
+               mul(x, mul(lax.exp(mul(x2, -0.5)), _INV_SQRT_2PI)))
+
+
+@gelu_p.def_jvp
+def _gelu_jvp(primals, tangents, *, approximate):
+    (x,), (t,) = primals, tangents
+    out = gelu_p.bind(x, approximate=approximate)
+    return out, lax.multiply(t, _gelu_derivative(x, approximate))
+
+
+@gelu_p.def_vjp
+def _gelu_vjp(ct, out, x, *, needed, approximate):
+    return (lax.multiply(ct, _gelu_derivative(x, approximate)),)
+
+
+vectorized(gelu_p)
 
 
 def gelu(x: Any, approximate: bool = False) -> Any:
@@ -185,11 +180,6 @@ def gelu(x: Any, approximate: bool = False) -> Any:
     if not isinstance(approximate, bool):
         raise TypeError(f"gelu: approximate must be True or False, got {approximate!r}")
     return gelu_p.bind(x, approximate=approximate)
-
-
-for _prim in (sigmoid_p, relu_p, gelu_p):
-    _prim.batch = batch_unary(_prim)
-del _prim
 
 
 def silu(x: Any) -> Any:

@@ -1,20 +1,28 @@
 """NumPy / jax.numpy-style ops on MLX arrays, differentiable under every
-ftorch transform.
+ftorch transform: the layer over the primitives (``ftorch.primitives``,
+exported as ``ftorch.lax``) that promotes dtypes, parses axes and shapes,
+checks arguments and builds composites.
 
 >>> import ftorch.numpy as fnp, mlx.core as mx
 >>> fnp.sum(fnp.exp(mx.zeros(3))).item()
 3.0
 """
 
-from ftorch.primitives.creation import *  # noqa: F403
-from ftorch.primitives.elementwise import *  # noqa: F403
-from ftorch.primitives.reduction import *  # noqa: F403
-from ftorch.primitives.shape import *  # noqa: F403
-from ftorch.primitives.indexing import *  # noqa: F403
-from ftorch.primitives.linalg import *  # noqa: F403
-from ftorch.primitives import creation, elementwise, indexing, linalg, reduction, shape
+from ftorch.numpy._creation import *  # noqa: F403
+from ftorch.numpy._elementwise import *  # noqa: F403
+from ftorch.numpy._reduction import *  # noqa: F403
+from ftorch.numpy._shape import *  # noqa: F403
+from ftorch.numpy._indexing import *  # noqa: F403
+from ftorch.numpy._linalg import *  # noqa: F403
+import sys
+
+from ftorch.core import install_array_api
+from ftorch.numpy import _creation, _elementwise, _indexing, _linalg, _reduction, _shape
 
 __all__ = [
-    *creation.__all__, *elementwise.__all__, *reduction.__all__, *shape.__all__,
-    *indexing.__all__, *linalg.__all__,
+    *_creation.__all__, *_elementwise.__all__, *_reduction.__all__, *_shape.__all__,
+    *_indexing.__all__, *_linalg.__all__,
 ]
+
+# Tracers' operators and methods, and mx.array's indexing, dispatch to this module.
+install_array_api(sys.modules[__name__])

@@ -1,4 +1,8 @@
-"""Small helpers that primitive rules share (written with ftorch ops)."""
+"""What primitive rules share: helpers for the common shapes of rule
+(non-differentiable, derivative-given, linear, vectorized, broadcasting,
+reducer), and the small operations rules are written with. Everything here
+calls the strict wrappers of the primitive layer (``lax``), never
+``ftorch.numpy``."""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from typing import Any
 
 import mlx.core as mx
 
-from ftorch import numpy as fnp
+import ftorch.primitives as lax
 from ftorch.core import Tracer, aval_of, is_floating
 
 
@@ -39,11 +43,11 @@ def unbroadcast(ct: Any, x: Any) -> Any:
         lead = len(ct_shape) - len(shape)
         inner = tuple(lead + i for i, d in enumerate(shape) if d == 1 and ct_shape[lead + i] != 1)
         if inner:
-            ct = fnp.reshape(fnp.sum(ct, axis=tuple(range(lead)) + inner, keepdims=True), shape)
+            ct = lax.reshape(lax.sum(ct, tuple(range(lead)) + inner, True), shape)
         else:  # only new leading axes (a bias): one sum gives the shape
-            ct = fnp.sum(ct, axis=tuple(range(lead)))
+            ct = lax.sum(ct, tuple(range(lead)))
     if ct.dtype != dtype:
-        ct = fnp.astype(ct, dtype)
+        ct = lax.astype(ct, dtype)
     return ct
 
 
@@ -53,9 +57,9 @@ def tangent_to(t: Any, out: Any) -> Any:
         return None
     out_aval = aval_of(out)
     if shape_of(t) != out_aval.shape:
-        t = fnp.broadcast_to(t, out_aval.shape)
+        t = lax.broadcast_to(t, out_aval.shape)
     if aval_of(t).dtype != out_aval.dtype:
-        t = fnp.astype(t, out_aval.dtype)
+        t = lax.astype(t, out_aval.dtype)
     return t
 
 
@@ -65,7 +69,7 @@ def add_tangents(a: Any, b: Any) -> Any:
         return b
     if b is None:
         return a
-    return fnp.add(a, b)
+    return lax.add(a, b)
 
 
 # ----------------------------------------------------------------------------
@@ -76,13 +80,16 @@ def add_tangents(a: Any, b: Any) -> Any:
 def move_bdim(x: Any, bdim: int | None, to: int, axis_size: int) -> Any:
     """``x`` with its batch axis at ``to`` (broadcast in when unbatched)."""
     if bdim is None:
-        x = fnp.expand_dims(x, to)
         shape = list(aval_of(x).shape)
-        shape[to] = axis_size
-        return fnp.broadcast_to(x, tuple(shape))
+        shape.insert(to, axis_size)
+        return lax.broadcast_to(lax.reshape(x, tuple(1 if i == to else d
+                                                     for i, d in enumerate(shape))),
+                                tuple(shape))
     if bdim == to:
         return x
-    return fnp.moveaxis(x, bdim, to)
+    axes = [a for a in range(aval_of(x).ndim) if a != bdim]
+    axes.insert(to, bdim)
+    return lax.transpose(x, tuple(axes))
 
 
 def batch_elementwise(prim, vals, dims, axis_size, **params):
@@ -116,7 +123,7 @@ def batch_elementwise(prim, vals, dims, axis_size, **params):
         v = move_bdim(v, d, 0, axis_size)
         shape = aval_of(v).shape
         if len(shape) - 1 < out_rank:
-            v = fnp.reshape(v, (shape[0],) + (1,) * (out_rank - len(shape) + 1) + shape[1:])
+            v = lax.reshape(v, (shape[0],) + (1,) * (out_rank - len(shape) + 1) + shape[1:])
         aligned.append(v)
     return prim.bind(*aligned, **params), 0
 
@@ -129,3 +136,79 @@ def batch_unary(prim):
 def batch_nary(prim):
     """The batching rule of a broadcasting elementwise op."""
     return functools.partial(batch_elementwise, prim)
+
+
+# ----------------------------------------------------------------------------
+# The common shapes of rule, declared in one line under a primitive
+# ----------------------------------------------------------------------------
+
+
+def nondifferentiable(prim) -> None:
+    """Rules of an op whose derivative is zero almost everywhere (floor,
+    sign, comparisons): no tangent, no cotangent."""
+
+    def jvp(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        return out, ([None] * len(out) if prim.multiple_results else None)
+
+    def vjp(ct, out, *primals, needed, **params):
+        return (None,) * len(primals)
+
+    prim.def_jvp(jvp)
+    prim.def_vjp(vjp)
+
+
+def derivative(prim, f) -> None:
+    """Rules of a unary op given its derivative ``f(x, y) -> f'(x)`` (``y``
+    is the op's output): the JVP is ``t * f'(x)``, the VJP ``ct * f'(x)``."""
+
+    def jvp(primals, tangents, **params):
+        (x,), (t,) = primals, tangents
+        y = prim.bind(x, **params)
+        return y, lax.multiply(t, f(x, y))
+
+    def vjp(ct, y, x, *, needed, **params):
+        return (lax.multiply(ct, f(x, y)),)
+
+    prim.def_jvp(jvp)
+    prim.def_vjp(vjp)
+
+
+def linear(prim, transpose) -> None:
+    """Rules of an op linear in its first operand (the others are static
+    data): its JVP applies it to the tangent; its VJP is
+    ``transpose(ct, *primals, **params)``, the cotangent of that operand."""
+
+    def jvp(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        t = tangents[0]
+        return out, (None if t is None else prim.bind(t, *primals[1:], **params))
+
+    def vjp(ct, out, *primals, needed, **params):
+        return (transpose(ct, *primals, **params),) + (None,) * (len(primals) - 1)
+
+    prim.def_jvp(jvp)
+    prim.def_vjp(vjp)
+
+
+def vectorized(prim) -> None:
+    """The batching rule of an op applied to each element: the batch axis
+    stays where it is."""
+    prim.def_batch(batch_unary(prim))
+
+
+def broadcasting(prim) -> None:
+    """The batching rule of an elementwise op that broadcasts its operands."""
+    prim.def_batch(batch_nary(prim))
+
+
+def reducer(prim) -> None:
+    """The batching rule of a reduction over the static ``axes``: the batch
+    axis moves to the front and every reduced axis shifts past it."""
+
+    def batch(vals, dims, axis_size, *, axes, **params):
+        x = move_bdim(vals[0], dims[0], 0, axis_size)
+        out = prim.bind(x, *vals[1:], axes=tuple(a + 1 for a in axes), **params)
+        return out, 0
+
+    prim.def_batch(batch)

@@ -1,13 +1,20 @@
-"""Reductions along axes, and scans.
+"""Reductions along axes, and scans: the primitive layer.
 
 Each reduction is one primitive whose params are the normalized ``axes`` (a
-sorted tuple of non-negative ints) and ``keepdims``. Rules that need the
+sorted tuple of non-negative ints) and ``keepdims``; each scan (and argmax,
+argmin) works along one non-negative ``axis``. Their strict wrappers take
+those params as they are: ``ftorch.numpy`` parses axes, flattens for
+``axis=None``, checks arguments and handles ``dtype=``. Rules that need the
 output next to the input (max, logsumexp, var) first give the output its
 reduced axes back as length-1 axes, so that it broadcasts against the input.
 
 ``prod`` and ``cumprod`` never divide by the input: their derivatives are
 built from exclusive cumulative products and a linear-recurrence scan, so
 they stay exact when the input has zeros.
+
+>>> import ftorch.primitives as lax, mlx.core as mx
+>>> lax.sum(mx.ones((2, 3)), (1,)).tolist()
+[3.0, 3.0]
 """
 
 from __future__ import annotations
@@ -20,18 +27,23 @@ from typing import Any
 
 import mlx.core as mx
 
-from ftorch import numpy as fnp
+import ftorch.primitives as lax
 from ftorch.core import Primitive, is_floating
-from ftorch.dtypes import DTypeLike, to_mlx_dtype
-from ftorch.primitives._rules import shape_of
-from ftorch.primitives.shape import static_slice
+from ftorch.primitives._rules import linear, nondifferentiable, reducer, shape_of
 
 __all__ = [
-    "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "all", "any",
-    "var", "std", "cumsum", "cumprod", "logsumexp",
+    "sum", "mean", "prod", "max", "min", "all", "any", "logsumexp", "var", "std",
+    "argmax", "argmin", "cumsum", "cumprod", "softmax",
 ]
 
 Axis = int | Sequence[int] | None
+Axes = tuple[int, ...]
+
+
+# ----------------------------------------------------------------------------
+# Axis normalization (the NumPy layer parses axes with these) and the helpers
+# rules share
+# ----------------------------------------------------------------------------
 
 
 def _axis_index(a: Any, axis: Any, fname: str) -> int:
@@ -44,7 +56,7 @@ def _axis_index(a: Any, axis: Any, fname: str) -> int:
             f"{fname}: axis must be an int or a tuple of ints, got {axis!r}") from None
 
 
-def normalize_axes(axis: Axis, ndim: int, fname: str) -> tuple[int, ...]:
+def normalize_axes(axis: Axis, ndim: int, fname: str) -> Axes:
     """``axis`` as a sorted tuple of non-negative axes; a clear error when out of range."""
     if axis is None:
         return tuple(range(ndim))
@@ -62,7 +74,7 @@ def normalize_axes(axis: Axis, ndim: int, fname: str) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
-def _single_axis(axis: Any, ndim: int, fname: str) -> int | None:
+def normalize_axis(axis: Any, ndim: int, fname: str) -> int | None:
     """An ``axis`` that must be one int (or None), normalized to be non-negative."""
     if axis is None:
         return None
@@ -74,103 +86,58 @@ def _single_axis(axis: Any, ndim: int, fname: str) -> int | None:
     return a % ndim
 
 
-def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+def kept_shape(shape: tuple[int, ...], axes: Axes) -> tuple[int, ...]:
+    """``shape`` with length-1 axes where ``axes`` were reduced (keepdims)."""
     return tuple(1 if i in axes else d for i, d in enumerate(shape))
 
 
-def _keep(y: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
+def _keep(y: Any, shape: tuple[int, ...], axes: Axes, keepdims: bool) -> Any:
     """A reduction's output (or cotangent) with length-1 axes where ``shape`` was
     reduced, ready to broadcast against ``shape`` (a 0-d one already is)."""
     if keepdims or not axes or len(axes) == len(shape):
         return y
-    return fnp.reshape(y, _kept_shape(shape, axes))
+    return lax.reshape(y, kept_shape(shape, axes))
 
 
-def expand_reduced(ct: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
+def expand_reduced(ct: Any, shape: tuple[int, ...], axes: Axes, keepdims: bool) -> Any:
     """Broadcast a reduction's cotangent back to the input ``shape``."""
-    return fnp.broadcast_to(_keep(ct, shape, axes, keepdims), shape)
+    return lax.broadcast_to(_keep(ct, shape, axes, keepdims), shape)
 
 
-def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
+def _count(shape: tuple[int, ...], axes: Axes) -> int:
     return math.prod(shape[a] for a in axes)
 
 
-def _prepare(x: Any, axis: Axis, keepdims: bool, fname: str) -> tuple[Any, tuple[int, ...], bool]:
-    x = fnp.asarray(x)
-    return x, normalize_axes(axis, x.ndim, fname), bool(keepdims)
-
-
-def _in_dtype(reduce: Any, x: Any, dtype: Any, fname: str, **params: Any) -> Any:
-    """``reduce.bind(x, **params)`` computed in ``dtype``, as jax.numpy's
-    ``dtype=``: the input is cast to it, and so is the result (a mean of
-    integers is a float until cast back)."""
-    dtype = to_mlx_dtype(dtype, f"{fname}: dtype")
-    return fnp.astype(reduce.bind(fnp.astype(x, dtype), **params), dtype)
-
-
-def _check_nonempty(shape: tuple[int, ...], axes: tuple[int, ...], fname: str) -> None:
-    for a in axes:
-        if shape[a] == 0:
-            raise ValueError(
-                f"{fname}: cannot reduce over axis {a} of size 0 (the {fname} of no "
-                "elements is undefined)")
+def _reduce_impl(fn):
+    return lambda x, axes, keepdims: fn(x, axis=axes, keepdims=keepdims)
 
 
 # ----------------------------------------------------------------------------
-# sum, mean
+# sum, mean: linear
 # ----------------------------------------------------------------------------
 
-sum_p = Primitive("sum", lambda x, axes, keepdims: mx.sum(x, axis=axes, keepdims=keepdims))
-sum_p.jvp = lambda primals, tangents, axes, keepdims: (
-    sum_p.bind(*primals, axes=axes, keepdims=keepdims),
-    sum_p.bind(*tangents, axes=axes, keepdims=keepdims))
-sum_p.vjp = lambda ct, out, x, axes, keepdims: (
-    expand_reduced(ct, shape_of(x), axes, keepdims) if is_floating(x.dtype) else None,)
+sum_p = Primitive("sum", _reduce_impl(mx.sum))
+linear(sum_p, lambda ct, x, *, axes, keepdims: expand_reduced(ct, shape_of(x), axes, keepdims))
+reducer(sum_p)
 
 
-def sum(x: Any, axis: Axis = None, keepdims: bool = False, *,
-        dtype: DTypeLike | None = None) -> Any:
-    """Sum over ``axis`` (all axes when ``None``), as ``numpy.sum``. With
-    ``dtype`` (in any spelling), the input is cast to it first, and so is the
-    result, as in jax.numpy; the other reductions and scans take it too.
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.sum(mx.ones((2, 3)), axis=1).tolist()
-    [3.0, 3.0]
-    >>> fnp.sum(mx.array([True, True, False]), dtype="float16")
-    array(2, dtype=float16)
-    """
-    x, axes, keepdims = _prepare(x, axis, keepdims, "sum")
-    if dtype is not None:
-        return _in_dtype(sum_p, x, dtype, "sum", axes=axes, keepdims=keepdims)
+def sum(x: Any, axes: Axes, keepdims: bool = False) -> Any:
+    """Sum over ``axes``."""
     return sum_p.bind(x, axes=axes, keepdims=keepdims)
 
 
-mean_p = Primitive("mean", lambda x, axes, keepdims: mx.mean(x, axis=axes, keepdims=keepdims))
-mean_p.jvp = lambda primals, tangents, axes, keepdims: (
-    mean_p.bind(*primals, axes=axes, keepdims=keepdims),
-    mean_p.bind(*tangents, axes=axes, keepdims=keepdims))
-
-
-@mean_p.def_vjp
-def _mean_vjp(ct, out, x, axes, keepdims):
-    if not is_floating(x.dtype):
-        return (None,)
+def _mean_transpose(ct, x, *, axes, keepdims):
     shape = shape_of(x)
-    return (expand_reduced(fnp.divide(ct, _count(shape, axes)), shape, axes, keepdims),)
+    return expand_reduced(lax.divide(ct, _count(shape, axes)), shape, axes, keepdims)
 
 
-def mean(x: Any, axis: Axis = None, keepdims: bool = False, *,
-         dtype: DTypeLike | None = None) -> Any:
-    """Arithmetic mean over ``axis``, as ``numpy.mean`` (integer inputs give float32).
+mean_p = Primitive("mean", _reduce_impl(mx.mean))
+linear(mean_p, _mean_transpose)
+reducer(mean_p)
 
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.mean(mx.array([[1.0, 2.0], [3.0, 5.0]]), axis=-1).tolist()
-    [1.5, 4.0]
-    """
-    x, axes, keepdims = _prepare(x, axis, keepdims, "mean")
-    if dtype is not None:
-        return _in_dtype(mean_p, x, dtype, "mean", axes=axes, keepdims=keepdims)
+
+def mean(x: Any, axes: Axes, keepdims: bool = False) -> Any:
+    """Arithmetic mean over ``axes`` (float32 for integer ``x``, as MLX gives it)."""
     return mean_p.bind(x, axes=axes, keepdims=keepdims)
 
 
@@ -181,143 +148,101 @@ def mean(x: Any, axis: Axis = None, keepdims: bool = False, *,
 
 def _extreme_weights(x, out, axes, keepdims):
     """1/k at each of the k elements attaining the extreme of their slice, else 0."""
-    mask = fnp.astype(fnp.equal(x, _keep(out, shape_of(x), axes, keepdims)), x.dtype)
-    return mask / sum_p.bind(mask, axes=axes, keepdims=True)
+    mask = lax.astype(lax.equal(x, _keep(out, shape_of(x), axes, keepdims)), x.dtype)
+    return lax.divide(mask, sum(mask, axes, True))
 
 
-def _extreme(name: str, impl):
-    prim = Primitive(name, lambda x, axes, keepdims: impl(x, axis=axes, keepdims=keepdims))
+def _extreme(name: str, impl) -> Primitive:
+    prim = Primitive(name, _reduce_impl(impl))
 
     @prim.def_jvp
-    def jvp(primals, tangents, axes, keepdims):
+    def jvp(primals, tangents, *, axes, keepdims):
         (x,), (t,) = primals, tangents
         out = prim.bind(x, axes=axes, keepdims=keepdims)
         w = _extreme_weights(x, out, axes, keepdims)
-        return out, sum_p.bind(t * w, axes=axes, keepdims=keepdims)
+        return out, sum(lax.multiply(t, w), axes, keepdims)
 
     @prim.def_vjp
-    def vjp(ct, out, x, axes, keepdims):
-        if not is_floating(x.dtype):
-            return (None,)
+    def vjp(ct, out, x, *, needed, axes, keepdims):
         w = _extreme_weights(x, out, axes, keepdims)
-        return (_keep(ct, shape_of(x), axes, keepdims) * w,)
+        return (lax.multiply(_keep(ct, shape_of(x), axes, keepdims), w),)
 
+    reducer(prim)
     return prim
 
 
 max_p = _extreme("max", mx.max)
-min_p = _extreme("min", mx.min)
 
 
-def max(x: Any, axis: Axis = None, keepdims: bool = False) -> Any:
-    """Maximum over ``axis``, as ``numpy.max``.
-
-    Where several elements tie for the maximum, the gradient is shared
-    equally among them.
-
-    >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.max(mx.array([[1.0, 4.0], [3.0, 2.0]]), axis=0).tolist()
-    [3.0, 4.0]
-    >>> ft.grad(fnp.max)(mx.array([1.0, 3.0, 3.0])).tolist()
-    [0.0, 0.5, 0.5]
-    """
-    x, axes, keepdims = _prepare(x, axis, keepdims, "max")
-    _check_nonempty(x.shape, axes, "max")
+def max(x: Any, axes: Axes, keepdims: bool = False) -> Any:
+    """Maximum over ``axes`` (nonempty); ties share the gradient equally."""
     return max_p.bind(x, axes=axes, keepdims=keepdims)
 
 
-def min(x: Any, axis: Axis = None, keepdims: bool = False) -> Any:
-    """Minimum over ``axis``, as ``numpy.min``; ties share the gradient equally.
+min_p = _extreme("min", mx.min)
 
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.min(mx.array([[1.0, 4.0], [3.0, 2.0]]), axis=1, keepdims=True).tolist()
-    [[1.0], [2.0]]
-    """
-    x, axes, keepdims = _prepare(x, axis, keepdims, "min")
-    _check_nonempty(x.shape, axes, "min")
+
+def min(x: Any, axes: Axes, keepdims: bool = False) -> Any:
+    """Minimum over ``axes`` (nonempty); ties share the gradient equally."""
     return min_p.bind(x, axes=axes, keepdims=keepdims)
 
 
-amax, amin = max, min
-
-
 # ----------------------------------------------------------------------------
-# argmax, argmin, all, any: integer or boolean results, no derivative
+# all, any, argmax, argmin: boolean or integer results, no derivative
 # ----------------------------------------------------------------------------
 
-
-def _nondiff(name: str, impl) -> Primitive:
-    prim = Primitive(name, impl)
-    prim.jvp = lambda primals, tangents, **params: (prim.bind(*primals, **params), None)
-    prim.vjp = lambda ct, out, x, **params: (None,)
-    return prim
+all_p = Primitive("all", _reduce_impl(mx.all))
+nondifferentiable(all_p)
+reducer(all_p)
 
 
-argmax_p = _nondiff(
-    "argmax", lambda x, axis, keepdims: mx.argmax(x, axis=axis, keepdims=keepdims))
-argmin_p = _nondiff(
-    "argmin", lambda x, axis, keepdims: mx.argmin(x, axis=axis, keepdims=keepdims))
-all_p = _nondiff("all", lambda x, axes, keepdims: mx.all(x, axis=axes, keepdims=keepdims))
-any_p = _nondiff("any", lambda x, axes, keepdims: mx.any(x, axis=axes, keepdims=keepdims))
-
-
-def _arg_extreme(prim: Primitive, x: Any, axis: Any, keepdims: bool, fname: str) -> Any:
-    x = fnp.asarray(x)
-    ax = _single_axis(axis, x.ndim, fname)
-    keepdims = bool(keepdims) and x.ndim > 0  # MLX fails on 0-d with keepdims
-    if x.size == 0:
-        shape = tuple(x.shape)
-        if ax is None or shape[ax] == 0:
-            where = "an empty array" if ax is None else f"axis {ax} of size 0"
-            raise ValueError(f"{fname}: cannot take the {fname} over {where}")
-        # Other axes are empty: so is the result (MLX refuses these).
-        return mx.zeros(_kept_shape(shape, (ax,)) if keepdims else shape[:ax] + shape[ax + 1:],
-                        mx.uint32)
-    return prim.bind(x, axis=ax, keepdims=keepdims)
-
-
-def argmax(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:
-    """Index of the maximum along ``axis`` (of the flattened array when ``None``);
-    the first one at ties. Results are ``uint32``, as MLX gives them.
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.argmax(mx.array([[1.0, 4.0], [3.0, 2.0]]), axis=1).tolist()
-    [1, 0]
-    """
-    return _arg_extreme(argmax_p, x, axis, keepdims, "argmax")
-
-
-def argmin(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:
-    """Index of the minimum along ``axis`` (of the flattened array when ``None``);
-    the first one at ties.
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.argmin(mx.array([3.0, 1.0, 1.0])).item()
-    1
-    """
-    return _arg_extreme(argmin_p, x, axis, keepdims, "argmin")
-
-
-def all(x: Any, axis: Axis = None, keepdims: bool = False) -> Any:
-    """Whether every element along ``axis`` is true (nonzero), as ``numpy.all``.
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.all(mx.array([[1, 0], [1, 1]]), axis=1).tolist()
-    [False, True]
-    """
-    x, axes, keepdims = _prepare(x, axis, keepdims, "all")
+def all(x: Any, axes: Axes, keepdims: bool = False) -> Any:
+    """Whether every element over ``axes`` is true (nonzero)."""
     return all_p.bind(x, axes=axes, keepdims=keepdims)
 
 
-def any(x: Any, axis: Axis = None, keepdims: bool = False) -> Any:
-    """Whether some element along ``axis`` is true (nonzero), as ``numpy.any``.
+any_p = Primitive("any", _reduce_impl(mx.any))
+nondifferentiable(any_p)
+reducer(any_p)
 
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.any(mx.array([[1, 0], [0, 0]]), axis=1).tolist()
-    [True, False]
-    """
-    x, axes, keepdims = _prepare(x, axis, keepdims, "any")
+
+def any(x: Any, axes: Axes, keepdims: bool = False) -> Any:
+    """Whether some element over ``axes`` is true (nonzero)."""
     return any_p.bind(x, axes=axes, keepdims=keepdims)
+
+
+def _batch_arg_extreme(prim: Primitive):
+    """The batching rule of argmax/argmin: the per-example axis shifts past
+    the batch axis, which stays put (one place lower if the axis before it
+    goes)."""
+    def rule(vals, dims, axis_size, *, axis, keepdims):
+        (x,), (bdim,) = vals, dims
+        axis = axis + 1 if axis >= bdim else axis
+        out = prim.bind(x, axis=axis, keepdims=keepdims)
+        return out, bdim if keepdims or axis > bdim else bdim - 1
+    return rule
+
+
+argmax_p = Primitive(
+    "argmax", lambda x, axis, keepdims: mx.argmax(x, axis=axis, keepdims=keepdims))
+nondifferentiable(argmax_p)
+argmax_p.def_batch(_batch_arg_extreme(argmax_p))
+
+
+def argmax(x: Any, axis: int, keepdims: bool = False) -> Any:
+    """Index (``uint32``) of the first maximum along ``axis`` of a nonempty slice."""
+    return argmax_p.bind(x, axis=axis, keepdims=keepdims)
+
+
+argmin_p = Primitive(
+    "argmin", lambda x, axis, keepdims: mx.argmin(x, axis=axis, keepdims=keepdims))
+nondifferentiable(argmin_p)
+argmin_p.def_batch(_batch_arg_extreme(argmin_p))
+
+
+def argmin(x: Any, axis: int, keepdims: bool = False) -> Any:
+    """Index (``uint32``) of the first minimum along ``axis`` of a nonempty slice."""
+    return argmin_p.bind(x, axis=axis, keepdims=keepdims)
 
 
 # ----------------------------------------------------------------------------
@@ -328,91 +253,67 @@ def any(x: Any, axis: Axis = None, keepdims: bool = False) -> Any:
 def _var_factor(x, axes, ddof):
     """``(x - mean) / (n - ddof)`` with ``x``'s shape: half of d var / d x."""
     n = _count(shape_of(x), axes) - ddof
-    centered = x - mean_p.bind(x, axes=axes, keepdims=True)
-    return centered / n if n else centered * math.inf
+    centered = lax.subtract(x, mean(x, axes, True))
+    return lax.divide(centered, n) if n else lax.multiply(centered, math.inf)
 
 
-var_p = Primitive(
-    "var", lambda x, axes, keepdims, ddof: mx.var(x, axis=axes, keepdims=keepdims, ddof=ddof))
-std_p = Primitive(
-    "std", lambda x, axes, keepdims, ddof: mx.std(x, axis=axes, keepdims=keepdims, ddof=ddof))
+def _var_impl(fn):
+    return lambda x, axes, keepdims, ddof: fn(x, axis=axes, keepdims=keepdims, ddof=ddof)
+
+
+var_p = Primitive("var", _var_impl(mx.var))
 
 
 @var_p.def_jvp
-def _var_jvp(primals, tangents, axes, keepdims, ddof):
+def _var_jvp(primals, tangents, *, axes, keepdims, ddof):
     (x,), (t,) = primals, tangents
-    out = var_p.bind(x, axes=axes, keepdims=keepdims, ddof=ddof)
-    return out, sum_p.bind(2 * (t * _var_factor(x, axes, ddof)), axes=axes, keepdims=keepdims)
+    out = var(x, axes, keepdims, ddof)
+    return out, sum(lax.multiply(2, lax.multiply(t, _var_factor(x, axes, ddof))),
+                    axes, keepdims)
 
 
 @var_p.def_vjp
-def _var_vjp(ct, out, x, axes, keepdims, ddof):
-    if not is_floating(x.dtype):
-        return (None,)
-    return (2 * (_keep(ct, shape_of(x), axes, keepdims) * _var_factor(x, axes, ddof)),)
+def _var_vjp(ct, out, x, *, needed, axes, keepdims, ddof):
+    kept = _keep(ct, shape_of(x), axes, keepdims)
+    return (lax.multiply(2, lax.multiply(kept, _var_factor(x, axes, ddof))),)
+
+
+reducer(var_p)
+
+
+def var(x: Any, axes: Axes, keepdims: bool = False, ddof: int = 0) -> Any:
+    """Variance over ``axes`` with ``ddof`` delta degrees of freedom."""
+    return var_p.bind(x, axes=axes, keepdims=keepdims, ddof=ddof)
 
 
 def _safe_reciprocal(y):
     """``1 / y``, and 0 where ``y`` is 0 (no inf or nan reaches any derivative)."""
-    zero = fnp.equal(y, 0)
-    return fnp.where(zero, 0.0, fnp.reciprocal(fnp.where(zero, 1.0, y)))
+    zero = lax.equal(y, 0)
+    return lax.where(zero, 0.0, lax.reciprocal(lax.where(zero, 1.0, y)))
+
+
+std_p = Primitive("std", _var_impl(mx.std))
 
 
 @std_p.def_jvp
-def _std_jvp(primals, tangents, axes, keepdims, ddof):
+def _std_jvp(primals, tangents, *, axes, keepdims, ddof):
     (x,), (t,) = primals, tangents
-    out = std_p.bind(x, axes=axes, keepdims=keepdims, ddof=ddof)
-    d = sum_p.bind(t * _var_factor(x, axes, ddof), axes=axes, keepdims=keepdims)
-    return out, d * _safe_reciprocal(out)
+    out = std(x, axes, keepdims, ddof)
+    d = sum(lax.multiply(t, _var_factor(x, axes, ddof)), axes, keepdims)
+    return out, lax.multiply(d, _safe_reciprocal(out))
 
 
 @std_p.def_vjp
-def _std_vjp(ct, out, x, axes, keepdims, ddof):
-    if not is_floating(x.dtype):
-        return (None,)
-    scaled = _keep(ct * _safe_reciprocal(out), shape_of(x), axes, keepdims)
-    return (scaled * _var_factor(x, axes, ddof),)
+def _std_vjp(ct, out, x, *, needed, axes, keepdims, ddof):
+    scaled = _keep(lax.multiply(ct, _safe_reciprocal(out)), shape_of(x), axes, keepdims)
+    return (lax.multiply(scaled, _var_factor(x, axes, ddof)),)
 
 
-def _ddof(ddof: Any, fname: str) -> int:
-    if isinstance(ddof, bool):
-        raise TypeError(f"{fname}: ddof must be an int, got {ddof!r}")
-    try:
-        return operator.index(ddof)
-    except TypeError:
-        raise TypeError(f"{fname}: ddof must be an int, got {ddof!r}") from None
+reducer(std_p)
 
 
-def var(x: Any, axis: Axis = None, keepdims: bool = False, ddof: int = 0, *,
-        dtype: DTypeLike | None = None) -> Any:
-    """Variance over ``axis`` with ``ddof`` delta degrees of freedom, as ``numpy.var``.
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.var(mx.array([1.0, 2.0, 3.0, 4.0]), ddof=1).item()
-    1.6666666269302368
-    """
-    x, axes, keepdims = _prepare(x, axis, keepdims, "var")
-    ddof = _ddof(ddof, "var")
-    if dtype is not None:
-        return _in_dtype(var_p, x, dtype, "var", axes=axes, keepdims=keepdims, ddof=ddof)
-    return var_p.bind(x, axes=axes, keepdims=keepdims, ddof=ddof)
-
-
-def std(x: Any, axis: Axis = None, keepdims: bool = False, ddof: int = 0, *,
-        dtype: DTypeLike | None = None) -> Any:
-    """Standard deviation over ``axis``, as ``numpy.std``.
-
-    Where the standard deviation is 0 (a constant slice) its gradient is
-    taken as 0, as ``abs`` has at 0.
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.std(mx.array([1.0, 3.0])).item()
-    1.0
-    """
-    x, axes, keepdims = _prepare(x, axis, keepdims, "std")
-    ddof = _ddof(ddof, "std")
-    if dtype is not None:
-        return _in_dtype(std_p, x, dtype, "std", axes=axes, keepdims=keepdims, ddof=ddof)
+def std(x: Any, axes: Axes, keepdims: bool = False, ddof: int = 0) -> Any:
+    """Standard deviation over ``axes``; its derivative is 0 where it is 0."""
     return std_p.bind(x, axes=axes, keepdims=keepdims, ddof=ddof)
 
 
@@ -421,35 +322,30 @@ def std(x: Any, axis: Axis = None, keepdims: bool = False, ddof: int = 0, *,
 # ----------------------------------------------------------------------------
 
 
-def _flat(x: Any, axis: int | None) -> tuple[Any, int]:
-    """The scan's input and axis: ``axis=None`` scans the flattened array."""
-    return (fnp.reshape(x, (-1,)), 0) if axis is None else (x, axis)
-
-
 def _shift(x: Any, axis: int, reverse: bool, fill: float, d: int = 1) -> Any:
     """``x`` moved ``d`` places along ``axis`` in the scan's direction (towards
     higher indices unless ``reverse``), the vacated places set to ``fill``."""
     shape = shape_of(x)
     n = shape[axis]
     if d >= n:
-        return fnp.full(shape, fill, x.dtype)
-    pad = fnp.full(shape[:axis] + (d,) + shape[axis + 1:], fill, x.dtype)
+        return lax.full(shape, fill, x.dtype)
+    pad = lax.full(shape[:axis] + (d,) + shape[axis + 1:], fill, x.dtype)
     lead = (slice(None),) * axis
     if reverse:
-        return fnp.concatenate([static_slice(x, lead + (slice(d, n),)), pad], axis=axis)
-    return fnp.concatenate([pad, static_slice(x, lead + (slice(0, n - d),))], axis=axis)
+        return lax.concatenate([lax.static_slice(x, lead + (slice(d, n),)), pad], axis)
+    return lax.concatenate([pad, lax.static_slice(x, lead + (slice(0, n - d),))], axis)
 
 
 def _linear_scan(a: Any, b: Any, axis: int, reverse: bool) -> Any:
     """``h[i] = a[i] * h[i-1] + b[i]`` along ``axis`` (``h[i+1]`` when ``reverse``),
-    starting from 0, in log2(n) doubling steps of ftorch ops (so it is
+    starting from 0, in log2(n) doubling steps of primitives (so it is
     differentiable and involves no division)."""
     n = shape_of(b)[axis]
     h, d = b, 1
     while d < n:
-        h = h + a * _shift(h, axis, reverse, 0.0, d)
+        h = lax.add(h, lax.multiply(a, _shift(h, axis, reverse, 0.0, d)))
         if 2 * d < n:
-            a = a * _shift(a, axis, reverse, 1.0, d)
+            a = lax.multiply(a, _shift(a, axis, reverse, 1.0, d))
         d *= 2
     return h
 
@@ -459,20 +355,26 @@ def _scan_impl(fn):
                                                   inclusive=inclusive)
 
 
+def _batch_scan(prim: Primitive):
+    """The batching rule of a scan: the per-example axis shifts past the
+    batch axis, which stays put."""
+    def rule(vals, dims, axis_size, *, axis, reverse, inclusive):
+        (x,), (bdim,) = vals, dims
+        out = prim.bind(x, axis=axis + (axis >= bdim), reverse=reverse, inclusive=inclusive)
+        return out, bdim
+    return rule
+
+
 cumsum_p = Primitive("cumsum", _scan_impl(mx.cumsum))
-cumprod_p = Primitive("cumprod", _scan_impl(mx.cumprod))
+linear(cumsum_p, lambda ct, x, *, axis, reverse, inclusive: cumsum(
+    ct, axis, not reverse, inclusive))
+cumsum_p.def_batch(_batch_scan(cumsum_p))
 
-cumsum_p.jvp = lambda primals, tangents, **params: (
-    cumsum_p.bind(*primals, **params), cumsum_p.bind(*tangents, **params))
 
-
-@cumsum_p.def_vjp
-def _cumsum_vjp(ct, out, x, axis, reverse, inclusive):
-    if not is_floating(x.dtype):
-        return (None,)
-    ct = cumsum_p.bind(ct, axis=0 if axis is None else axis, reverse=not reverse,
-                       inclusive=inclusive)
-    return (ct if axis is not None else fnp.reshape(ct, shape_of(x)),)
+def cumsum(x: Any, axis: int, reverse: bool = False, inclusive: bool = True) -> Any:
+    """Cumulative sum along ``axis`` (from the end when ``reverse``; each element
+    left out of its own sum unless ``inclusive``)."""
+    return cumsum_p.bind(x, axis=axis, reverse=reverse, inclusive=inclusive)
 
 
 # An inclusive cumprod y obeys y[i] = y[i-1] * x[i], so its tangent obeys the
@@ -480,189 +382,88 @@ def _cumsum_vjp(ct, out, x, axis, reverse, inclusive):
 # exclusive cumprod) is y[i-1]. The VJP runs the transposed recurrence the
 # other way. An exclusive cumprod is the inclusive one shifted by one place.
 
-
-def _exclusive(x, axis, reverse):
-    return cumprod_p.bind(x, axis=axis, reverse=reverse, inclusive=False)
+cumprod_p = Primitive("cumprod", _scan_impl(mx.cumprod))
 
 
 @cumprod_p.def_jvp
-def _cumprod_jvp(primals, tangents, axis, reverse, inclusive):
+def _cumprod_jvp(primals, tangents, *, axis, reverse, inclusive):
     (x,), (t,) = primals, tangents
-    out = cumprod_p.bind(x, axis=axis, reverse=reverse, inclusive=inclusive)
-    x, ax = _flat(x, axis)
-    t, _ = _flat(t, axis)
-    excl = _exclusive(x, ax, reverse) if inclusive else out
-    dy = _linear_scan(x, t * excl, ax, reverse)
-    return out, dy if inclusive else _shift(dy, ax, reverse, 0.0)
+    out = cumprod(x, axis, reverse, inclusive)
+    excl = cumprod(x, axis, reverse, False) if inclusive else out
+    dy = _linear_scan(x, lax.multiply(t, excl), axis, reverse)
+    return out, dy if inclusive else _shift(dy, axis, reverse, 0.0)
 
 
 @cumprod_p.def_vjp
-def _cumprod_vjp(ct, out, x, axis, reverse, inclusive):
-    if not is_floating(x.dtype):
-        return (None,)
-    shape = shape_of(x)
-    x, ax = _flat(x, axis)
+def _cumprod_vjp(ct, out, x, *, needed, axis, reverse, inclusive):
     if inclusive:
-        excl = _exclusive(x, ax, reverse)
+        excl = cumprod(x, axis, reverse, False)
     else:
-        excl, ct = out, _shift(ct, ax, not reverse, 0.0)
+        excl, ct = out, _shift(ct, axis, not reverse, 0.0)
     # r[k] = ct[k] + x[k+1] * r[k+1] (directions mirrored when reverse)
-    r = _linear_scan(_shift(x, ax, not reverse, 1.0), ct, ax, not reverse)
-    ct_x = excl * r
-    return (ct_x if axis is not None else fnp.reshape(ct_x, shape),)
+    r = _linear_scan(_shift(x, axis, not reverse, 1.0), ct, axis, not reverse)
+    return (lax.multiply(excl, r),)
 
 
-def _scan_args(x: Any, axis: Any, fname: str) -> tuple[Any, int | None]:
-    x = fnp.asarray(x)
-    if axis is None:
-        return x, None
-    if x.ndim == 0:
-        raise ValueError(f"{fname}: axis {axis} is out of range for an array of ndim 0")
-    return x, _single_axis(axis, x.ndim, fname)
+cumprod_p.def_batch(_batch_scan(cumprod_p))
 
 
-def cumsum(x: Any, axis: int | None = None, *, reverse: bool = False,
-           inclusive: bool = True, dtype: DTypeLike | None = None) -> Any:
-    """Cumulative sum along ``axis`` (of the flattened array when ``None``).
-
-    ``reverse`` sums from the end; ``inclusive=False`` leaves each element
-    out of its own sum (the first result is 0).
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.cumsum(mx.array([1.0, 2.0, 3.0])).tolist()
-    [1.0, 3.0, 6.0]
-    >>> fnp.cumsum(mx.array([1.0, 2.0, 3.0]), reverse=True, inclusive=False).tolist()
-    [5.0, 3.0, 0.0]
-    """
-    x, axis = _scan_args(x, axis, "cumsum")
-    params = dict(axis=axis, reverse=bool(reverse), inclusive=bool(inclusive))
-    if dtype is not None:
-        return _in_dtype(cumsum_p, x, dtype, "cumsum", **params)
-    return cumsum_p.bind(x, **params)
-
-
-def cumprod(x: Any, axis: int | None = None, *, reverse: bool = False,
-            inclusive: bool = True, dtype: DTypeLike | None = None) -> Any:
-    """Cumulative product along ``axis`` (of the flattened array when ``None``).
-
-    Its derivatives are exact when ``x`` has zeros (no division by ``x``).
-
-    >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.cumprod(mx.array([1.0, 2.0, 3.0])).tolist()
-    [1.0, 2.0, 6.0]
-    >>> ft.grad(lambda x: fnp.cumprod(x).sum())(mx.array([2.0, 0.0, 3.0])).tolist()
-    [1.0, 8.0, 0.0]
-    """
-    x, axis = _scan_args(x, axis, "cumprod")
-    params = dict(axis=axis, reverse=bool(reverse), inclusive=bool(inclusive))
-    if dtype is not None:
-        return _in_dtype(cumprod_p, x, dtype, "cumprod", **params)
-    return cumprod_p.bind(x, **params)
+def cumprod(x: Any, axis: int, reverse: bool = False, inclusive: bool = True) -> Any:
+    """Cumulative product along ``axis``; derivatives exact with zeros."""
+    return cumprod_p.bind(x, axis=axis, reverse=reverse, inclusive=inclusive)
 
 
 # ----------------------------------------------------------------------------
-# prod
+# prod, logsumexp: derivatives are weighted sums
 # ----------------------------------------------------------------------------
-
-
-def _product_of_others(x: Any, axes: tuple[int, ...]) -> Any:
-    """For each element, the product of the other elements of its slice over
-    ``axes``: d prod / d x, exact with zeros."""
-    shape = shape_of(x)
-    if builtins.any(d == 0 for d in shape):
-        return fnp.zeros_like(x)
-    if not axes:
-        return fnp.ones_like(x)
-    if len(axes) == 1 or axes[-1] - axes[0] == len(axes) - 1:
-        # Contiguous axes merge into one, so a single pair of scans does.
-        first, last = axes[0], axes[-1]
-        merged = shape[:first] + (_count(shape, axes),) + shape[last + 1:]
-        flat = fnp.reshape(x, merged)
-        others = _exclusive(flat, first, False) * _exclusive(flat, first, True)
-        return fnp.reshape(others, shape)
-    # The other elements of a slice are those whose index along axes[0]
-    # differs (whole sub-slices) and those that share it (a smaller slice).
-    rest = axes[1:]
-    sub = prod_p.bind(x, axes=rest, keepdims=True)
-    return _product_of_others(sub, axes[:1]) * _product_of_others(x, rest)
-
-
-prod_p = Primitive("prod", lambda x, axes, keepdims: mx.prod(x, axis=axes, keepdims=keepdims))
 
 
 def _weighted_sum_rules(prim: Primitive, weights) -> None:
     """Rules of a reduction whose derivative is ``sum(t * weights(x, axes))``
     (prod: the product of the others; logsumexp: the softmax)."""
 
-    def jvp(primals, tangents, axes, keepdims):
+    @prim.def_jvp
+    def jvp(primals, tangents, *, axes, keepdims):
         (x,), (t,) = primals, tangents
         out = prim.bind(x, axes=axes, keepdims=keepdims)
-        return out, sum_p.bind(t * weights(x, axes), axes=axes, keepdims=keepdims)
+        return out, sum(lax.multiply(t, weights(x, axes)), axes, keepdims)
 
-    def vjp(ct, out, x, axes, keepdims):
-        if not is_floating(x.dtype):
-            return (None,)
-        return (_keep(ct, shape_of(x), axes, keepdims) * weights(x, axes),)
+    @prim.def_vjp
+    def vjp(ct, out, x, *, needed, axes, keepdims):
+        return (lax.multiply(_keep(ct, shape_of(x), axes, keepdims), weights(x, axes)),)
 
-    prim.jvp, prim.vjp = jvp, vjp
+    reducer(prim)
 
 
+def _product_of_others(x: Any, axes: Axes) -> Any:
+    """For each element, the product of the other elements of its slice over
+    ``axes``: d prod / d x, exact with zeros."""
+    shape = shape_of(x)
+    if builtins.any(d == 0 for d in shape):
+        return lax.zeros_like(x)
+    if not axes:
+        return lax.ones_like(x)
+    if len(axes) == 1 or axes[-1] - axes[0] == len(axes) - 1:
+        # Contiguous axes merge into one, so a single pair of scans does.
+        first, last = axes[0], axes[-1]
+        flat = lax.reshape(x, shape[:first] + (_count(shape, axes),) + shape[last + 1:])
+        others = lax.multiply(cumprod(flat, first, False, False),
+                              cumprod(flat, first, True, False))
+        return lax.reshape(others, shape)
+    # The other elements of a slice are those whose index along axes[0]
+    # differs (whole sub-slices) and those that share it (a smaller slice).
+    rest = axes[1:]
+    return lax.multiply(_product_of_others(prod(x, rest, True), axes[:1]),
+                        _product_of_others(x, rest))
+
+
+prod_p = Primitive("prod", _reduce_impl(mx.prod))
 _weighted_sum_rules(prod_p, _product_of_others)
 
 
-def prod(x: Any, axis: Axis = None, keepdims: bool = False, *,
-        dtype: DTypeLike | None = None) -> Any:
-    """Product over ``axis``, as ``numpy.prod``; derivatives are exact with zeros.
-
-    >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.prod(mx.array([[1.0, 2.0], [3.0, 4.0]]), axis=0).tolist()
-    [3.0, 8.0]
-    >>> ft.grad(fnp.prod)(mx.array([2.0, 0.0, 3.0])).tolist()
-    [0.0, 6.0, 0.0]
-    """
-    x, axes, keepdims = _prepare(x, axis, keepdims, "prod")
-    if dtype is not None:
-        return _in_dtype(prod_p, x, dtype, "prod", axes=axes, keepdims=keepdims)
+def prod(x: Any, axes: Axes, keepdims: bool = False) -> Any:
+    """Product over ``axes``; derivatives exact with zeros."""
     return prod_p.bind(x, axes=axes, keepdims=keepdims)
-
-
-# ----------------------------------------------------------------------------
-# logsumexp and softmax (its derivative)
-# ----------------------------------------------------------------------------
-
-
-softmax_p = Primitive("softmax", lambda x, axes: mx.softmax(x, axis=axes))
-
-
-def _softmax_linear(v, y, axes):
-    """The softmax Jacobian (symmetric) applied to ``v``: ``y * (v - <v, y>)``."""
-    return y * (v - sum_p.bind(v * y, axes=axes, keepdims=True))
-
-
-@softmax_p.def_jvp
-def _softmax_jvp(primals, tangents, axes):
-    (x,), (t,) = primals, tangents
-    y = softmax_p.bind(x, axes=axes)
-    return y, _softmax_linear(t, y, axes)
-
-
-@softmax_p.def_vjp
-def _softmax_vjp(ct, y, x, axes):
-    if not is_floating(x.dtype):
-        return (None,)
-    return (_softmax_linear(ct, y, axes),)
-
-
-def batch_normalized(prim: Primitive):
-    """The batching rule of a normalization over ``axes`` (softmax and the
-    like): per-example axes shift past the batch axis, which stays put."""
-    def rule(vals, dims, axis_size, axes):
-        (x,), (bdim,) = vals, dims
-        return prim.bind(x, axes=tuple(a + (a >= bdim) for a in axes)), bdim
-    return rule
-
-
-softmax_p.batch = batch_normalized(softmax_p)
 
 
 def _softmax_weights(x, axes):
@@ -675,101 +476,58 @@ def _softmax_weights(x, axes):
     and come out as 0. Elementwise masks only: no reduction beyond the
     softmax's own, so a compiled gradient costs what the softmax does."""
     if not is_floating(x.dtype):
-        return softmax_p.bind(x, axes=axes)
-    neg_inf = fnp.equal(x, -math.inf)
-    safe = softmax_p.bind(fnp.where(neg_inf, float(mx.finfo(x.dtype).min), x), axes=axes)
-    return fnp.where(neg_inf, 0.0, safe)
+        return softmax(x, axes)
+    neg_inf = lax.equal(x, -math.inf)
+    safe = softmax(lax.where(neg_inf, float(mx.finfo(x.dtype).min), x), axes)
+    return lax.where(neg_inf, 0.0, safe)
 
 
-logsumexp_p = Primitive(
-    "logsumexp", lambda x, axes, keepdims: mx.logsumexp(x, axis=axes, keepdims=keepdims))
-
-
+logsumexp_p = Primitive("logsumexp", _reduce_impl(mx.logsumexp))
 _weighted_sum_rules(logsumexp_p, _softmax_weights)
 
 
-def logsumexp(x: Any, axis: Axis = None, keepdims: bool = False) -> Any:
-    """``log(sum(exp(x)))`` over ``axis``, computed stably for large inputs.
-
-    A slice that is entirely ``-inf`` (or empty) gives ``-inf``, and its
-    gradient is 0 there rather than nan.
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.logsumexp(mx.array([1000.0, 1000.0])).item()
-    1000.6931762695312
-    """
-    x, axes, keepdims = _prepare(x, axis, keepdims, "logsumexp")
-    if x.size == 0:
-        # MLX refuses empty input; the log of an empty sum is -inf.
-        shape = tuple(x.shape)
-        out = _kept_shape(shape, axes) if keepdims else tuple(
-            d for i, d in enumerate(shape) if i not in axes)
-        dtype = x.dtype if is_floating(x.dtype) else mx.float32
-        return mx.full(out, -math.inf, dtype)
+def logsumexp(x: Any, axes: Axes, keepdims: bool = False) -> Any:
+    """``log(sum(exp(x)))`` over ``axes`` of a nonempty ``x``, computed stably."""
     return logsumexp_p.bind(x, axes=axes, keepdims=keepdims)
 
 
 # ----------------------------------------------------------------------------
-# Batching rules: per-example axes shift past the batch axis, which stays put
-# unless an axis-less (flattening) form needs it in front.
+# softmax: the derivative of logsumexp
 # ----------------------------------------------------------------------------
 
 
-def _shift_axis(a: int, bdim: int) -> int:
-    """A per-example axis ``a`` as an axis of the batched array."""
-    return a + (a >= bdim)
-
-
-def _reduced_bdim(bdim: int, axes: tuple[int, ...], keepdims: bool) -> int:
-    """Where the batch axis lands once ``axes`` (batched positions) are reduced."""
-    return bdim if keepdims else bdim - builtins.sum(1 for a in axes if a < bdim)
-
-
-def _batch_reduce(prim: Primitive):
-    def rule(vals, dims, axis_size, axes, keepdims, **params):
+def batch_normalized(prim: Primitive):
+    """The batching rule of a normalization over ``axes`` (softmax and the
+    like): per-example axes shift past the batch axis, which stays put."""
+    def rule(vals, dims, axis_size, *, axes):
         (x,), (bdim,) = vals, dims
-        new_axes = tuple(_shift_axis(a, bdim) for a in axes)
-        out = prim.bind(x, axes=new_axes, keepdims=keepdims, **params)
-        return out, _reduced_bdim(bdim, new_axes, keepdims)
+        return prim.bind(x, axes=tuple(a + (a >= bdim) for a in axes)), bdim
     return rule
 
 
-def _batch_arg_extreme(prim: Primitive):
-    def rule(vals, dims, axis_size, axis, keepdims):
-        (x,), (bdim,) = vals, dims
-        if axis is None:
-            # Over each example's flattened array: batch first, one axis per example.
-            ndim = len(shape_of(x)) - 1
-            flat = fnp.reshape(_move_to_front(x, bdim), (axis_size, -1))
-            out = prim.bind(flat, axis=1, keepdims=False)
-            if keepdims:
-                out = fnp.reshape(out, (axis_size,) + (1,) * ndim)
-            return out, 0
-        new_axis = _shift_axis(axis, bdim)
-        out = prim.bind(x, axis=new_axis, keepdims=keepdims)
-        return out, _reduced_bdim(bdim, (new_axis,), keepdims)
-    return rule
+def _softmax_linear(v, y, axes):
+    """The softmax Jacobian (symmetric) applied to ``v``: ``y * (v - <v, y>)``."""
+    return lax.multiply(y, lax.subtract(v, sum(lax.multiply(v, y), axes, True)))
 
 
-def _move_to_front(x: Any, bdim: int) -> Any:
-    return x if bdim == 0 else fnp.moveaxis(x, bdim, 0)
+softmax_p = Primitive("softmax", lambda x, axes: mx.softmax(x, axis=axes))
 
 
-def _batch_scan(prim: Primitive):
-    def rule(vals, dims, axis_size, axis, reverse, inclusive):
-        (x,), (bdim,) = vals, dims
-        if axis is None:
-            flat = fnp.reshape(_move_to_front(x, bdim), (axis_size, -1))
-            return prim.bind(flat, axis=1, reverse=reverse, inclusive=inclusive), 0
-        out = prim.bind(x, axis=_shift_axis(axis, bdim), reverse=reverse, inclusive=inclusive)
-        return out, bdim
-    return rule
+@softmax_p.def_jvp
+def _softmax_jvp(primals, tangents, *, axes):
+    (x,), (t,) = primals, tangents
+    y = softmax(x, axes)
+    return y, _softmax_linear(t, y, axes)
 
 
-for _prim in (sum_p, mean_p, prod_p, max_p, min_p, all_p, any_p, var_p, std_p, logsumexp_p):
-    _prim.batch = _batch_reduce(_prim)
-for _prim in (argmax_p, argmin_p):
-    _prim.batch = _batch_arg_extreme(_prim)
-for _prim in (cumsum_p, cumprod_p):
-    _prim.batch = _batch_scan(_prim)
-del _prim
+@softmax_p.def_vjp
+def _softmax_vjp(ct, y, x, *, needed, axes):
+    return (_softmax_linear(ct, y, axes),)
+
+
+softmax_p.def_batch(batch_normalized(softmax_p))
+
+
+def softmax(x: Any, axes: Axes) -> Any:
+    """``exp(x - logsumexp(x))`` over ``axes``."""
+    return softmax_p.bind(x, axes=axes)

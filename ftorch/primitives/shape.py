@@ -1,232 +1,91 @@
-"""Shape primitives: reshaping, broadcasting, joining, reordering axes.
+"""Shape primitives: reshaping, broadcasting, joining, reordering axes; the
+primitive layer.
 
 The primitives are ``reshape``, ``broadcast_to``, ``transpose``,
 ``static_slice`` / ``slice_transpose``, ``concatenate``, ``split``, ``pad``
-and ``roll``. The other ops (``squeeze``, ``moveaxis``, ``flip``, ``tile``,
-``repeat``...) are composites of these whose derivatives cost no more than
-the forward op, so they need no rules of their own.
+and ``roll``; ``expand_dims``, ``squeeze`` (reshapes) and ``moveaxis`` (a
+transpose) are strict composites rules use. Their strict wrappers take
+params as they are: full shapes, non-negative axes, tuples. ``ftorch.numpy``
+parses shapes and axes (-1, negative axes, ints for tuples), checks
+arguments, promotes dtypes and builds the other ops (``flip``, ``tile``,
+``repeat``, the modes of ``pad``...) on these, whose derivatives then cost
+no more than the forward op.
+
+All but ``pad`` are linear in their operand: a JVP applies the op to the
+tangent, and a VJP is the transposed op (the inverse permutation, a
+sum back to the unbroadcast shape, a slice of the padded cotangent...).
+
+>>> import ftorch.primitives as lax, mlx.core as mx
+>>> lax.moveaxis(lax.reshape(mx.arange(6), (2, 3)), 0, 1).shape
+(3, 2)
 """
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from typing import Any
 
 import mlx.core as mx
-import numpy as np
 
-from ftorch import numpy as fnp
-from ftorch.core import Primitive, Tracer, aval_of, is_floating, mlx_at, mlx_getitem
+import ftorch.primitives as lax
+from ftorch.core import Primitive, aval_of, is_floating, mlx_at, mlx_getitem
 from ftorch.memory import check_fits
-from ftorch.primitives._rules import move_bdim, shape_of, unbroadcast
-from ftorch.primitives.creation import static_int, static_shape
+from ftorch.primitives._rules import linear, move_bdim, shape_of, unbroadcast
 
 __all__ = [
-    "reshape", "ravel", "flatten", "transpose", "moveaxis", "swapaxes", "expand_dims",
-    "squeeze", "broadcast_to", "broadcast_arrays", "concatenate", "stack", "split", "pad",
-    "tile", "repeat", "flip", "roll",
+    "reshape", "transpose", "broadcast_to", "static_slice", "slice_transpose",
+    "concatenate", "split", "pad", "roll", "expand_dims", "squeeze", "moveaxis",
 ]
 
+Shape = tuple[int, ...]
 Slices = tuple[tuple[int | None, int | None, int | None], ...]
 
 
-def _index(value: Any, fname: str, what: str) -> int:
-    if isinstance(value, Tracer):  # its own error under jit and vmap, prefixed
-        return static_int(value, fname, what)
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{fname}: {what} must be an integer, got {value!r}") from None
+def _shift(axis: int, bdim: int) -> int:
+    """A per-example axis as an axis of the batched array (batch at ``bdim``)."""
+    return axis + (axis >= bdim)
 
 
-def _int_tuple(value: Any, fname: str, what: str) -> tuple[int, ...]:
-    """An int or a sequence of ints as a tuple of ints."""
-    if isinstance(value, Tracer):
-        if not value.ndim:
-            return (_index(value, fname, what),)
-    else:
-        try:
-            return (operator.index(value),)
-        except TypeError:
-            pass
-    try:
-        items = list(value)
-    except TypeError:
-        raise TypeError(
-            f"{fname}: {what} must be an int or a sequence of ints, got {value!r}") from None
-    return tuple(_index(v, fname, what) for v in items)
-
-
-def _axis(axis: Any, ndim: int, fname: str, what: str = "axis") -> int:
-    a = _index(axis, fname, what)
-    if not -ndim <= a < ndim:
-        raise ValueError(f"{fname}: {what} {a} is out of range for an array of ndim {ndim}")
-    return a % ndim
-
-
-def _axes(axes: Any, ndim: int, fname: str, what: str = "axis") -> tuple[int, ...]:
-    """Distinct axes, normalized to non-negative ints, in the order given."""
-    out = tuple(_axis(a, ndim, fname, what) for a in _int_tuple(axes, fname, what))
-    if len(set(out)) != len(out):
-        raise ValueError(f"{fname}: repeated axis in {what} {axes!r}")
-    return out
-
-
-def _axes_or_all(axis: Any, ndim: int, fname: str) -> tuple[int, ...]:
-    """``axis`` (None for every axis) as sorted distinct non-negative axes."""
-    return tuple(range(ndim)) if axis is None else tuple(sorted(_axes(axis, ndim, fname)))
-
-
-def _along(axis: int, s: slice) -> tuple[slice, ...]:
-    return (slice(None),) * axis + (s,)
+def _with_batch(params: tuple, bdim: int, entry: Any) -> tuple:
+    """Per-axis ``params`` with ``entry`` for the batch axis at ``bdim``."""
+    return params[:bdim] + (entry,) + params[bdim:]
 
 
 # ----------------------------------------------------------------------------
-# reshape and the ops that only reshape
+# reshape, and the strict composites that only reshape
 # ----------------------------------------------------------------------------
 
 reshape_p = Primitive("reshape", lambda x, shape: mx.reshape(x, shape))
-reshape_p.jvp = lambda primals, tangents, shape: (
-    reshape_p.bind(*primals, shape=shape), reshape_p.bind(*tangents, shape=shape))
-reshape_p.vjp = lambda ct, out, x, shape: (reshape_p.bind(ct, shape=shape_of(x)),)
+linear(reshape_p, lambda ct, x, *, shape: reshape_p.bind(ct, shape=shape_of(x)))
 
 
-def _reshape_arg(shape: Any, more: tuple) -> tuple[int, ...]:
-    """``reshape``'s shape (an int or a sequence of ints, or ints spread over
-    ``shape`` and ``more``) as a tuple of ints; -1 is checked by the caller."""
-    if not more and type(shape) is tuple:
-        for d in shape:
-            if type(d) is not int:
-                break
-        else:
-            return shape
-    return _int_tuple(shape, "reshape", "shape") + tuple(
-        _index(d, "reshape", "shape") for d in more)
+@reshape_p.def_batch
+def _reshape_batch(vals, dims, axis_size, *, shape):
+    x = move_bdim(vals[0], dims[0], 0, axis_size)
+    return reshape_p.bind(x, shape=(axis_size, *shape)), 0
 
 
-def _reshape(x: Any, shape: tuple[int, ...]) -> Any:
-    """Reshape to a shape already known to be valid."""
-    return x if shape == tuple(x.shape) else reshape_p.bind(x, shape=shape)
+def reshape(x: Any, shape: Shape) -> Any:
+    """``x`` with the full ``shape`` (of the same size; no -1); ``x`` itself
+    when it has that shape already."""
+    return x if shape == shape_of(x) else reshape_p.bind(x, shape=shape)
 
 
-def reshape(x: Any, shape: int | Sequence[int], *more: int) -> Any:
-    """``x`` with a new shape of the same size; one dimension may be -1.
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.reshape(mx.arange(6), (2, -1)).shape
-    (2, 3)
-    """
-    x = fnp.asarray(x)
-    shape = _reshape_arg(shape, more)
-    size = x.size
-    if shape.count(-1) > 1:
-        raise ValueError(f"reshape: can only infer one dimension, got shape {shape}")
-    if -1 in shape:
-        known = 1
-        for d in shape:
-            if d != -1:
-                known *= d
-        if known == 0 or size % known:
-            raise ValueError(f"reshape: cannot reshape array of shape {x.shape} into {shape}")
-        shape = tuple(size // known if d == -1 else d for d in shape)
-    n = 1
-    for d in shape:
-        n *= d
-    if n != size or any(d < 0 for d in shape):
-        raise ValueError(f"reshape: cannot reshape array of shape {x.shape} into {shape}")
-    if shape == tuple(x.shape):
-        return x
-    return reshape_p.bind(x, shape=shape)
+def expand_dims(x: Any, axes: tuple[int, ...]) -> Any:
+    """``x`` with length-1 axes at the non-negative positions ``axes`` of the
+    result."""
+    dims = iter(shape_of(x))
+    return reshape(x, tuple(1 if i in axes else next(dims)
+                            for i in range(len(shape_of(x)) + len(axes))))
 
 
-def ravel(x: Any, order: str = "C") -> Any:
-    """``x`` as a 1-D array, in row-major (``order="C"``) or column-major
-    (``order="F"``) order.
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.ravel(mx.array([[1, 2], [3, 4]])).tolist()
-    [1, 2, 3, 4]
-    """
-    x = fnp.asarray(x)
-    if order == "F":
-        x = transpose(x)
-    elif order != "C":
-        raise ValueError(f"ravel: order must be 'C' or 'F', got {order!r}")
-    return _reshape(x, (x.size,))
-
-
-def flatten(x: Any, start_axis: int = 0, end_axis: int = -1) -> Any:
-    """Merge the axes ``start_axis`` through ``end_axis`` (inclusive) into one;
-    with the defaults, ``x`` as a 1-D array (like ``ravel``).
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.flatten(mx.zeros((2, 3, 4)), 1).shape
-    (2, 12)
-    """
-    x = fnp.asarray(x)
-    shape = tuple(x.shape)
-    if not shape:  # like MLX, a 0-d array flattens to shape (1,)
-        for what, a in (("start_axis", start_axis), ("end_axis", end_axis)):
-            if _index(a, "flatten", what) not in (0, -1):
-                raise ValueError(f"flatten: {what} {a} is out of range for a 0-d array")
-        return _reshape(x, (1,))
-    start = _axis(start_axis, len(shape), "flatten", "start_axis")
-    end = _axis(end_axis, len(shape), "flatten", "end_axis")
-    if start > end:
-        raise ValueError(
-            f"flatten: start_axis {start_axis} comes after end_axis {end_axis} "
-            f"for an array of ndim {len(shape)}")
-    n = 1
-    for d in shape[start:end + 1]:
-        n *= d
-    return _reshape(x, shape[:start] + (n,) + shape[end + 1:])
-
-
-def expand_dims(x: Any, axis: int | Sequence[int]) -> Any:
-    """``x`` with new length-1 axes at ``axis``.
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.expand_dims(mx.ones(3), 0).shape
-    (1, 3)
-    """
-    x = fnp.asarray(x)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    ndim = x.ndim + len(axes)
-    norm = []
-    for a in axes:
-        if not -ndim <= a < ndim:
-            raise ValueError(f"expand_dims: axis {a} is out of range for the result's ndim {ndim}")
-        norm.append(a % ndim)
-    if len(set(norm)) != len(norm):
-        raise ValueError(f"expand_dims: repeated axis in {axis!r}")
-    dims = iter(x.shape)
-    return _reshape(x, tuple(1 if i in norm else next(dims) for i in range(ndim)))
-
-
-def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Any:
-    """``x`` without its length-1 axes (all of them, or those in ``axis``,
-    which must have length 1).
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.squeeze(mx.zeros((1, 3, 1)), axis=0).shape
-    (3, 1)
-    """
-    x = fnp.asarray(x)
-    shape = tuple(x.shape)
-    if axis is None:
-        return _reshape(x, tuple(d for d in shape if d != 1))
-    axes = _axes_or_all(axis, len(shape), "squeeze")
-    for a in axes:
-        if shape[a] != 1:
-            raise ValueError(
-                f"squeeze: cannot squeeze axis {a} of size {shape[a]} in an array of shape "
-                f"{shape}; only axes of size 1 can be removed")
-    return _reshape(x, tuple(d for i, d in enumerate(shape) if i not in axes))
+def squeeze(x: Any, axes: tuple[int, ...]) -> Any:
+    """``x`` without its length-1 axes ``axes`` (non-negative)."""
+    return reshape(x, tuple(d for i, d in enumerate(shape_of(x)) if i not in axes))
 
 
 # ----------------------------------------------------------------------------
-# transpose and the ops that only permute axes
+# transpose, and the strict composite that only permutes axes
 # ----------------------------------------------------------------------------
 
 
@@ -238,132 +97,64 @@ def _inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
 
 
 transpose_p = Primitive("transpose", lambda x, axes: mx.transpose(x, axes))
-transpose_p.jvp = lambda primals, tangents, axes: (
-    transpose_p.bind(*primals, axes=axes), transpose_p.bind(*tangents, axes=axes))
-transpose_p.vjp = lambda ct, out, x, axes: (transpose_p.bind(ct, axes=_inverse(axes)),)
+linear(transpose_p, lambda ct, x, *, axes: transpose_p.bind(ct, axes=_inverse(axes)))
 
 
-def _permute(x: Any, perm: tuple[int, ...]) -> Any:
-    if perm == tuple(range(len(perm))):
+@transpose_p.def_batch
+def _transpose_batch(vals, dims, axis_size, *, axes):
+    (x,), (d,) = vals, dims
+    return transpose_p.bind(x, axes=_with_batch(tuple(_shift(a, d) for a in axes), d, d)), d
+
+
+def transpose(x: Any, axes: tuple[int, ...]) -> Any:
+    """``x`` with its axes permuted by ``axes`` (a full permutation of
+    non-negative axes); ``x`` itself for the identity."""
+    if axes == tuple(range(len(axes))):
         return x
-    return transpose_p.bind(x, axes=perm)
+    return transpose_p.bind(x, axes=axes)
 
 
-def transpose(x: Any, axes: int | Sequence[int] | None = None, *more: int) -> Any:
-    """``x`` with its axes permuted: axis ``i`` of the result is axis
-    ``axes[i]`` of ``x`` (reversed when ``axes`` is None). Also accepts the
-    axes as separate arguments, as in ``x.transpose(1, 0)``.
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.transpose(mx.zeros((2, 3, 4)), (1, 2, 0)).shape
-    (3, 4, 2)
-    """
-    x = fnp.asarray(x)
-    ndim = x.ndim
-    if axes is None:
-        if more:
-            raise TypeError("transpose: axes given both as None and as extra arguments")
-        return _permute(x, tuple(range(ndim - 1, -1, -1)))
-    if more:
-        if not isinstance(axes, int):
-            raise TypeError("transpose: give axes either as one sequence or as separate ints")
-        axes = (axes, *more)
-    perm = _int_tuple(axes, "transpose", "axes")
-    if len(perm) != ndim:
-        raise ValueError(
-            f"transpose: axes {axes!r} do not match an array of ndim {ndim}; "
-            f"give a permutation of {ndim} axes")
-    return _permute(x, _axes(perm, ndim, "transpose", "axes"))
-
-
-def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
-    """``x`` with axes ``axis1`` and ``axis2`` interchanged.
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.swapaxes(mx.zeros((2, 3, 4)), 0, -1).shape
-    (4, 3, 2)
-    """
-    x = fnp.asarray(x)
-    ndim = x.ndim
-    a = _axis(axis1, ndim, "swapaxes", "axis1")
-    b = _axis(axis2, ndim, "swapaxes", "axis2")
-    perm = list(range(ndim))
-    perm[a], perm[b] = b, a
-    return _permute(x, tuple(perm))
-
-
-def moveaxis(x: Any, source: int | Sequence[int], destination: int | Sequence[int]) -> Any:
-    """``x`` with the axes ``source`` moved to positions ``destination``; the
-    other axes keep their order.
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.moveaxis(mx.zeros((2, 3, 4)), 0, -1).shape
-    (3, 4, 2)
-    """
-    x = fnp.asarray(x)
-    ndim = x.ndim
-    src = _axes(source, ndim, "moveaxis", "source")
-    dst = _axes(destination, ndim, "moveaxis", "destination")
-    if len(src) != len(dst):
-        raise ValueError(
-            f"moveaxis: source {source!r} and destination {destination!r} must name "
-            "the same number of axes")
-    perm = [a for a in range(ndim) if a not in src]
-    for d, s in sorted(zip(dst, src)):
-        perm.insert(d, s)
-    return _permute(x, tuple(perm))
+def moveaxis(x: Any, source: int, destination: int) -> Any:
+    """``x`` with axis ``source`` moved to position ``destination`` (both
+    non-negative); the other axes keep their order."""
+    perm = [a for a in range(len(shape_of(x))) if a != source]
+    perm.insert(destination, source)
+    return transpose(x, tuple(perm))
 
 
 # ----------------------------------------------------------------------------
-# Broadcasting
+# broadcast_to
 # ----------------------------------------------------------------------------
 
 broadcast_to_p = Primitive("broadcast_to", lambda x, shape: mx.broadcast_to(x, shape))
-broadcast_to_p.jvp = lambda primals, tangents, shape: (
-    broadcast_to_p.bind(*primals, shape=shape), broadcast_to_p.bind(*tangents, shape=shape))
-broadcast_to_p.vjp = lambda ct, out, x, shape: (unbroadcast(ct, x),)
+linear(broadcast_to_p, lambda ct, x, *, shape: unbroadcast(ct, x))
 
 
-def broadcast_to(x: Any, shape: int | Sequence[int]) -> Any:
-    """``x`` broadcast to ``shape`` by NumPy's rules.
+@broadcast_to_p.def_batch
+def _broadcast_to_batch(vals, dims, axis_size, *, shape):
+    # Right-aligned broadcasting keeps the batch axis at the same distance
+    # from the end, so it only needs a slot in the target shape.
+    (x,), (d,) = vals, dims
+    x_aval = aval_of(x)
+    out_dim = d + len(shape) - (x_aval.ndim - 1)
+    batched = _with_batch(shape, out_dim, axis_size)
+    check_fits(batched, x_aval.dtype, "broadcast_to (under ft.vmap)")
+    return broadcast_to_p.bind(x, shape=batched), out_dim
 
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.broadcast_to(mx.array([1.0, 2.0]), (3, 2)).shape
-    (3, 2)
-    """
-    x = fnp.asarray(x)
-    shape = static_shape(shape, "broadcast_to")
-    xs = tuple(x.shape)
-    if len(xs) > len(shape) or any(
-            d != s and d != 1 for d, s in zip(xs[::-1], shape[::-1])):
-        raise ValueError(f"broadcast_to: cannot broadcast shape {xs} to {shape}")
-    if xs == shape:
+
+def broadcast_to(x: Any, shape: Shape) -> Any:
+    """``x`` broadcast to the full ``shape`` (which it must broadcast to);
+    ``x`` itself when it has that shape already. A ``MemoryError`` when the
+    result would not fit on the device (checked here: under jit the impl runs
+    only later)."""
+    if shape == shape_of(x):
         return x
-    # Checked here, not in the impl: under jit the impl runs only later.
-    check_fits(shape, x.dtype, "broadcast_to")
+    check_fits(shape, aval_of(x).dtype, "broadcast_to")
     return broadcast_to_p.bind(x, shape=shape)
 
 
-def broadcast_arrays(*arrays: Any) -> list[Any]:
-    """The arrays broadcast against each other to one common shape.
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> [a.shape for a in fnp.broadcast_arrays(mx.zeros((2, 1)), mx.zeros(3))]
-    [(2, 3), (2, 3)]
-    """
-    arrays = [fnp.asarray(a) for a in arrays]
-    shapes = [tuple(a.shape) for a in arrays]
-    try:
-        shape = np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise ValueError(
-            f"broadcast_arrays: shapes {', '.join(map(str, shapes))} cannot be broadcast "
-            "together") from None
-    return [broadcast_to(a, shape) for a in arrays]
-
-
 # ----------------------------------------------------------------------------
-# Static slices
+# static_slice and its transpose, slice_transpose
 # ----------------------------------------------------------------------------
 
 # ``static_slice`` is the primitive behind basic indexing (ints, slices with
@@ -376,53 +167,50 @@ def _as_slices(slices: Slices) -> tuple[slice, ...]:
     return tuple(slice(*s) for s in slices)
 
 
-def _is_reversal(slices: Slices, shape: tuple[int, ...]) -> bool:
+def _is_reversal(slices: Slices, shape: Shape) -> bool:
     """Whether every slice keeps or reverses its whole axis (a flip)."""
     return all(
         (s == (0, d, 1)) or (s == (d - 1, None, -1)) for s, d in zip(slices, shape))
 
 
-def _static_slice_vjp(ct, out, x, slices):
+def _static_slice_transpose(ct, x, *, slices):
     shape = shape_of(x)
     if _is_reversal(slices, shape):
         # A flip is its own transpose: no zeros, no scatter.
-        return (static_slice_p.bind(ct, slices=slices),)
-    return (slice_transpose_p.bind(ct, slices=slices, shape=shape),)
+        return static_slice_p.bind(ct, slices=slices)
+    return slice_transpose_p.bind(ct, slices=slices, shape=shape)
 
 
 static_slice_p = Primitive("static_slice",
                            lambda x, slices: mlx_getitem(x, _as_slices(slices)))
-slice_transpose_p = Primitive(
-    "slice_transpose",
-    lambda ct, slices, shape: mlx_at(mx.zeros(shape, ct.dtype))[_as_slices(slices)].add(ct))
+linear(static_slice_p, _static_slice_transpose)
 
-static_slice_p.jvp = lambda primals, tangents, slices: (
-    static_slice_p.bind(*primals, slices=slices), static_slice_p.bind(*tangents, slices=slices))
-static_slice_p.vjp = _static_slice_vjp
-slice_transpose_p.jvp = lambda primals, tangents, slices, shape: (
-    slice_transpose_p.bind(*primals, slices=slices, shape=shape),
-    slice_transpose_p.bind(*tangents, slices=slices, shape=shape))
-slice_transpose_p.vjp = lambda ct, out, x, slices, shape: (
-    static_slice_p.bind(ct, slices=slices),)
+
+@static_slice_p.def_batch
+def _static_slice_batch(vals, dims, axis_size, *, slices):
+    (x,), (d,) = vals, dims
+    if d < len(slices):
+        slices = _with_batch(slices, d, (0, axis_size, 1))
+    return static_slice_p.bind(x, slices=slices), d
 
 
 def static_slice(x: Any, slices: Sequence[slice]) -> Any:
-    """``x[slices]`` for a tuple of Python slices over the leading axes.
+    """``x[slices]`` for a tuple of Python slices over the leading axes
+    (``x`` itself when they select everything).
 
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> from ftorch.primitives.shape import static_slice
-    >>> static_slice(mx.arange(6), (slice(None, None, -2),)).tolist()
+    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> lax.static_slice(mx.arange(6), (slice(None, None, -2),)).tolist()
     [5, 3, 1]
     """
-    x = fnp.asarray(x)
-    if len(slices) > x.ndim:
-        raise IndexError(f"too many slices ({len(slices)}) for an array of ndim {x.ndim}")
+    shape = shape_of(x)
+    if len(slices) > len(shape):
+        raise IndexError(f"too many slices ({len(slices)}) for an array of ndim {len(shape)}")
     # Canonical form keeps params hashable and equal for equal slices: an
     # empty slice is (0, 0, 1) (a normalized start of -1 would mean "last"
     # if fed back to a slice), the stop is tight, and a stop before index 0
     # is written None.
     norm = []
-    for s, d in zip(slices, x.shape):
+    for s, d in zip(slices, shape):
         r = range(*s.indices(d))
         if not r:
             norm.append((0, 0, 1))
@@ -430,46 +218,52 @@ def static_slice(x: Any, slices: Sequence[slice]) -> Any:
             stop = r.start + len(r) * r.step
             norm.append((r.start, None if stop < 0 else stop, r.step))
     norm = tuple(norm)
-    if all(n[0] == 0 and n[1] == d and n[2] == 1 for n, d in zip(norm, x.shape)):
+    if all(n[0] == 0 and n[1] == d and n[2] == 1 for n, d in zip(norm, shape)):
         return x
     return static_slice_p.bind(x, slices=norm)
 
 
-def flip(x: Any, axis: int | Sequence[int] | None = None) -> Any:
-    """``x`` with the order of its elements reversed along ``axis`` (all axes
-    when None).
+slice_transpose_p = Primitive(
+    "slice_transpose",
+    lambda ct, slices, shape: mlx_at(mx.zeros(shape, ct.dtype))[_as_slices(slices)].add(ct))
+linear(slice_transpose_p,
+       lambda ct, x, *, slices, shape: static_slice_p.bind(ct, slices=slices))
 
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.flip(mx.array([[1, 2], [3, 4]]), axis=1).tolist()
-    [[2, 1], [4, 3]]
-    """
-    x = fnp.asarray(x)
-    shape = tuple(x.shape)
-    axes = _axes_or_all(axis, len(shape), "flip")
-    # Reversing an axis of length 0 or 1 changes nothing.
-    axes = [a for a in axes if shape[a] > 1]
-    if not axes:
-        return x
-    rev = slice(None, None, -1)
-    return static_slice(x, tuple(rev if i in axes else slice(None) for i in range(axes[-1] + 1)))
+
+@slice_transpose_p.def_batch
+def _slice_transpose_batch(vals, dims, axis_size, *, slices, shape):
+    (ct,), (d,) = vals, dims
+    if d < len(slices):
+        slices = _with_batch(slices, d, (0, axis_size, 1))
+    return slice_transpose_p.bind(ct, slices=slices, shape=_with_batch(shape, d, axis_size)), d
+
+
+def slice_transpose(ct: Any, slices: Slices, shape: Shape) -> Any:
+    """Zeros of ``shape`` with ``ct`` added at the positions that the
+    canonical ``slices`` (as ``static_slice`` binds them) select: the
+    transpose of that slice."""
+    return slice_transpose_p.bind(ct, slices=slices, shape=shape)
 
 
 # ----------------------------------------------------------------------------
-# Joining and splitting
+# concatenate and split
 # ----------------------------------------------------------------------------
 
 
-def _concatenate_jvp(primals, tangents, axis):
+def _concatenate_jvp(primals, tangents, *, axis):
     out = concatenate_p.bind(*primals, axis=axis)
-    ts = [fnp.zeros_like(p) if t is None else t for p, t in zip(primals, tangents)]
+    ts = [lax.zeros_like(p) if t is None else t for p, t in zip(primals, tangents)]
     return out, concatenate_p.bind(*ts, axis=axis)
 
 
-def _concatenate_vjp(ct, out, *xs, axis):
+def _concatenate_vjp(ct, out, *xs, needed, axis):
     cts, start = [], 0
-    for x in xs:
+    for x, need in zip(xs, needed):
         n = shape_of(x)[axis]
-        cts.append(static_slice(ct, (slice(None),) * axis + (slice(start, start + n),)))
+        if need:
+            cts.append(static_slice(ct, (slice(None),) * axis + (slice(start, start + n),)))
+        else:
+            cts.append(None)
         start += n
     return tuple(cts)
 
@@ -479,60 +273,19 @@ concatenate_p = Primitive(
     jvp=_concatenate_jvp, vjp=_concatenate_vjp)
 
 
-def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
-    """Join arrays along an existing ``axis`` (flattened first when ``axis``
-    is None).
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.concatenate([mx.ones(2), mx.zeros(3)]).shape
-    (5,)
-    """
-    arrays = [fnp.asarray(a) for a in arrays]
-    if not arrays:
-        raise ValueError("concatenate: needs at least one array")
-    if axis is None:
-        arrays, axis = [ravel(a) for a in arrays], 0
-    ndim = arrays[0].ndim
-    if ndim == 0:
-        raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"concatenate: axis {axis} is out of range for arrays of ndim {ndim}")
-    axis %= ndim
-    dtype = fnp.result_type(*arrays)
-    arrays = [fnp.astype(a, dtype) for a in arrays]
-    for i, a in enumerate(arrays):
-        if a.ndim != ndim or any(
-                d != e for j, (d, e) in enumerate(zip(a.shape, arrays[0].shape)) if j != axis):
-            raise ValueError(
-                f"concatenate: array {i} has shape {a.shape}, incompatible with "
-                f"{arrays[0].shape} along axis {axis}")
-    if len(arrays) == 1:
-        return arrays[0]
-    out_shape = list(arrays[0].shape)
-    out_shape[axis] = sum(a.shape[axis] for a in arrays)
-    check_fits(out_shape, dtype, "concatenate")
-    return concatenate_p.bind(*arrays, axis=axis)
+@concatenate_p.def_batch
+def _concatenate_batch(vals, dims, axis_size, *, axis):
+    d = next(d for d in dims if d is not None)
+    xs = [move_bdim(x, e, d, axis_size) for x, e in zip(vals, dims)]
+    return concatenate_p.bind(*xs, axis=_shift(axis, d)), d
 
 
-def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
-    """Join arrays of equal shape along a new ``axis``.
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.stack([mx.ones(2), mx.zeros(2)]).shape
-    (2, 2)
-    """
-    arrays = [fnp.asarray(a) for a in arrays]
-    if not arrays:
-        raise ValueError("stack: needs at least one array")
-    shape = tuple(arrays[0].shape)
-    for i, a in enumerate(arrays):
-        if tuple(a.shape) != shape:
-            raise ValueError(f"stack: array {i} has shape {tuple(a.shape)}, expected {shape}")
-    ndim = len(shape) + 1
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"stack: axis {axis} is out of range for the result's ndim {ndim}")
-    return concatenate([expand_dims(a, axis) for a in arrays], axis=axis % ndim) if len(
-        arrays) > 1 else expand_dims(arrays[0], axis)
+def concatenate(xs: Sequence[Any], axis: int) -> Any:
+    """The arrays ``xs`` (of one dtype, equal shapes but along ``axis``, a
+    non-negative axis) joined along ``axis``."""
+    if len(xs) == 1:
+        return xs[0]
+    return concatenate_p.bind(*xs, axis=axis)
 
 
 # ``split`` cuts an axis at non-decreasing ``indices`` into consecutive pieces
@@ -540,90 +293,67 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
 # cotangents (zeros for pieces without one) rather than one full-size
 # scatter per piece.
 
+split_p = Primitive(
+    "split", lambda x, indices, axis: mx.split(x, list(indices), axis=axis),
+    multiple_results=True)
 
-def _split_vjp(cts, outs, x, indices, axis):
-    pieces = [fnp.zeros_like(o) if c is None else c for c, o in zip(cts, outs)]
+
+@split_p.def_jvp
+def _split_jvp(primals, tangents, *, indices, axis):
+    return (split_p.bind(*primals, indices=indices, axis=axis),
+            split_p.bind(*tangents, indices=indices, axis=axis))
+
+
+@split_p.def_vjp
+def _split_vjp(cts, outs, x, *, needed, indices, axis):
+    if not needed[0]:
+        return (None,)
+    pieces = [lax.zeros_like(o) if c is None else c for c, o in zip(cts, outs)]
     return (concatenate_p.bind(*pieces, axis=axis),)
 
 
-split_p = Primitive(
-    "split", lambda x, indices, axis: mx.split(x, list(indices), axis=axis),
-    multiple_results=True, vjp=_split_vjp)
-split_p.jvp = lambda primals, tangents, indices, axis: (
-    split_p.bind(*primals, indices=indices, axis=axis),
-    split_p.bind(*tangents, indices=indices, axis=axis))
+@split_p.def_batch
+def _split_batch(vals, dims, axis_size, *, indices, axis):
+    (x,), (d,) = vals, dims
+    outs = split_p.bind(x, indices=indices, axis=_shift(axis, d))
+    return outs, [d] * len(outs)
 
 
-def split(x: Any, indices_or_sections: int | Sequence[int], axis: int = 0) -> list[Any]:
-    """``x`` cut along ``axis`` into a list of arrays: into that many equal
-    sections when ``indices_or_sections`` is an int, else at those indices
-    (``x[:i0]``, ``x[i0:i1]``, ..., ``x[ik:]``, with Python's slice rules).
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> [p.tolist() for p in fnp.split(mx.arange(5), [2])]
-    [[0, 1], [2, 3, 4]]
-    """
-    x = fnp.asarray(x)
-    shape = tuple(x.shape)
-    if not shape:
-        raise ValueError("split: cannot split a zero-dimensional array")
-    ax = _axis(axis, len(shape), "split")
-    n = shape[ax]
-    try:
-        sections = operator.index(indices_or_sections)
-    except TypeError:
-        sections = None
-    if sections is not None:
-        if sections <= 0:
-            raise ValueError(
-                f"split: indices_or_sections must be a positive number of sections, "
-                f"got {sections}")
-        if n % sections:
-            raise ValueError(
-                f"split: axis {ax} of size {n} does not divide into {sections} equal sections")
-        size = n // sections
-        bounds = [(i * size, (i + 1) * size) for i in range(sections)]
-    else:
-        idx = _int_tuple(indices_or_sections, "split", "indices_or_sections")
-        cuts = (0, *idx, n)
-        bounds = [slice(a, b).indices(n)[:2] for a, b in zip(cuts[:-1], cuts[1:])]
-        bounds = [(a, max(a, b)) for a, b in bounds]
-    if len(bounds) == 1:
+def split(x: Any, indices: tuple[int, ...], axis: int) -> list[Any]:
+    """``x`` cut along the non-negative ``axis`` at the non-decreasing
+    ``indices`` into consecutive pieces (``[x]`` when there are none)."""
+    if not indices:
         return [x]
-    if all(b0[1] == b1[0] for b0, b1 in zip(bounds[:-1], bounds[1:])):
-        return split_p.bind(x, indices=tuple(b[0] for b in bounds[1:]), axis=ax)
-    # Decreasing indices make overlapping or out-of-order pieces.
-    return [static_slice(x, _along(ax, slice(a, b))) for a, b in bounds]
+    return split_p.bind(x, indices=indices, axis=axis)
 
 
 # ----------------------------------------------------------------------------
-# Padding
+# pad
 # ----------------------------------------------------------------------------
 
 
-def _pad_jvp(primals, tangents, pad_width):
+def _pad_jvp(primals, tangents, *, pad_width):
     x, c = primals
     tx, tc = tangents
     out = pad_p.bind(x, c, pad_width=pad_width)
     if not is_floating(aval_of(out).dtype):
         return out, None
     if tx is None:
-        tx = fnp.zeros_like(x)
+        tx = lax.zeros_like(x)
     return out, pad_p.bind(tx, 0 if tc is None else tc, pad_width=pad_width)
 
 
-def _pad_vjp(ct, out, x, c, pad_width):
-    x_aval = aval_of(x)
-    ct_x = None
-    if is_floating(x_aval.dtype):
-        ct_x = static_slice(
-            ct, tuple(slice(b, b + d) for (b, _), d in zip(pad_width, x_aval.shape)))
-    ct_c = None
-    if isinstance(c, (mx.array, Tracer)) and is_floating(c.dtype):
+def _pad_vjp(ct, out, x, c, *, needed, pad_width):
+    shape = shape_of(x)
+    ct_x = ct_c = None
+    if needed[0]:
+        ct_x = static_slice(ct, tuple(slice(b, b + d) for (b, _), d in zip(pad_width, shape)))
+    if needed[1]:
         # The padding value receives the cotangents of every padded position.
-        mask = mx.pad(mx.zeros(x_aval.shape, aval_of(ct).dtype), pad_width, constant_values=1)
-        ct_c = fnp.reshape(fnp.sum(ct * mask), tuple(c.shape))
-        ct_c = fnp.astype(ct_c, c.dtype)
+        mask = mx.pad(mx.zeros(shape, aval_of(ct).dtype), pad_width, constant_values=1)
+        ct_c = reshape(lax.sum(lax.multiply(ct, mask), tuple(range(len(shape)))), shape_of(c))
+        if aval_of(ct_c).dtype != aval_of(c).dtype:
+            ct_c = lax.astype(ct_c, aval_of(c).dtype)
     return ct_x, ct_c
 
 
@@ -631,318 +361,52 @@ pad_p = Primitive(
     "pad", lambda x, c, pad_width: mx.pad(x, pad_width, constant_values=c),
     jvp=_pad_jvp, vjp=_pad_vjp)
 
-_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
 
-
-def _pad_width(pad_width: Any, ndim: int) -> tuple[tuple[int, int], ...]:
-    pw = np.asarray(pad_width.tolist() if isinstance(pad_width, mx.array) else pad_width)
-    if pw.dtype.kind not in "iu":
-        raise TypeError(f"pad: pad_width must be of integral type, got {pad_width!r}")
-    if pw.ndim > 2:
-        raise ValueError(f"pad: pad_width {pad_width!r} has too many dimensions")
-    if pw.size == 2 and pw.ndim >= 1 and pw.shape != (2, 1):
-        pw = pw.reshape(1, 2)  # one (before, after) pair for every axis, as NumPy
-    try:
-        pw = np.broadcast_to(pw, (ndim, 2))
-    except ValueError:
-        raise ValueError(
-            f"pad: pad_width {pad_width!r} does not fit an array of ndim {ndim}; give an int, "
-            f"a (before, after) pair or {ndim} such pairs") from None
-    if (pw < 0).any():
-        raise ValueError(f"pad: pad_width must be non-negative, got {pad_width!r}")
-    return tuple((int(b), int(a)) for b, a in pw)
-
-
-def _gather_runs(x: Any, axis: int, idx: np.ndarray) -> list[Any]:
-    """Pieces whose concatenation along ``axis`` is ``x`` taken at the static
-    indices ``idx``: maximal runs of steps +1, -1 (slices) or 0 (broadcasts)."""
-    pieces, i, m = [], 0, len(idx)
-    shape = list(x.shape)
-    while i < m:
-        j = i + 1
-        step = int(idx[j] - idx[i]) if j < m else 1
-        if step in (-1, 0, 1):
-            while j < m and idx[j] - idx[j - 1] == step:
-                j += 1
-        else:
-            step = 1
-        a, b = int(idx[i]), int(idx[j - 1])
-        if step == 1:
-            pieces.append(static_slice(x, _along(axis, slice(a, b + 1))))
-        elif step == -1:
-            pieces.append(static_slice(x, _along(axis, slice(a, b - 1 if b else None, -1))))
-        else:
-            shape[axis] = j - i
-            pieces.append(broadcast_to(static_slice(x, _along(axis, slice(a, a + 1))), shape))
-        i = j
-    return pieces
-
-
-def pad(x: Any, pad_width: int | Sequence[int] | Sequence[Sequence[int]],
-        mode: str = "constant", constant_values: Any = 0) -> Any:
-    """``x`` extended at the edges of each axis, as ``numpy.pad``.
-
-    ``pad_width`` is an int, a ``(before, after)`` pair or one pair per axis.
-    ``mode`` is "constant" (fill with the scalar ``constant_values``, which
-    may be a traced value), "edge", "reflect", "symmetric" or "wrap".
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.pad(mx.array([1, 2]), (1, 2)).tolist()
-    [0, 1, 2, 0, 0]
-    >>> fnp.pad(mx.array([1, 2, 3]), 2, mode="reflect").tolist()
-    [3, 2, 1, 2, 3, 2, 1]
-    """
-    x = fnp.asarray(x)
-    shape = tuple(x.shape)
-    widths = _pad_width(pad_width, len(shape))
-    if mode not in _PAD_MODES:
-        raise ValueError(f"pad: mode {mode!r} is not supported; use one of {_PAD_MODES}")
-    if not any(b or a for b, a in widths):
-        return x
-    check_fits([b + d + a for (b, a), d in zip(widths, shape)], x.dtype, "pad")
-    if mode == "constant":
-        c = constant_values
-        if not isinstance(c, (bool, int, float)):
-            c = fnp.asarray(c)
-            if c.ndim != 0:
-                raise ValueError(
-                    f"pad: constant_values must be a scalar, got an array of shape {c.shape}")
-        return pad_p.bind(x, c, pad_width=widths)
-    for i, ((b, a), n) in enumerate(zip(widths, shape)):
-        if not (b or a):
-            continue
-        if n == 0:
-            raise ValueError(f"pad: cannot extend the empty axis {i} with mode {mode!r}")
-        # NumPy pads an index vector the same way, which gives the gather map.
-        idx = np.pad(np.arange(n), (b, a), mode=mode)
-        pieces = _gather_runs(x, i, idx[:b]) + [x] + _gather_runs(x, i, idx[b + n:])
-        x = concatenate_p.bind(*pieces, axis=i)
-    return x
-
-
-# ----------------------------------------------------------------------------
-# roll, tile, repeat
-# ----------------------------------------------------------------------------
-
-roll_p = Primitive("roll", lambda x, shift, axes: mx.roll(x, shift, axes))
-roll_p.jvp = lambda primals, tangents, shift, axes: (
-    roll_p.bind(*primals, shift=shift, axes=axes), roll_p.bind(*tangents, shift=shift, axes=axes))
-roll_p.vjp = lambda ct, out, x, shift, axes: (
-    roll_p.bind(ct, shift=tuple(-s for s in shift), axes=axes),)
-
-
-def roll(x: Any, shift: int | Sequence[int], axis: int | Sequence[int] | None = None) -> Any:
-    """``x`` with its elements shifted cyclically by ``shift`` along ``axis``
-    (over the flattened array when ``axis`` is None). ``shift`` and ``axis``
-    may be sequences of the same length; shifts of a repeated axis add up.
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.roll(mx.arange(5), 2).tolist()
-    [3, 4, 0, 1, 2]
-    """
-    x = fnp.asarray(x)
-    shape = tuple(x.shape)
-    shifts = _int_tuple(shift, "roll", "shift")
-    if axis is None:
-        if not x.size or not sum(shifts) % x.size:
-            return x
-        return _reshape(roll(ravel(x), sum(shifts), 0), shape)
-    axes = _int_tuple(axis, "roll", "axis")
-    if len(shifts) == 1:
-        shifts *= len(axes)
-    elif len(axes) == 1:
-        axes *= len(shifts)
-    if len(shifts) != len(axes):
-        raise ValueError(
-            f"roll: shift {shift!r} and axis {axis!r} must have the same length")
-    total: dict[int, int] = {}
-    for s, a in zip(shifts, axes):
-        a = _axis(a, len(shape), "roll")
-        total[a] = total.get(a, 0) + s
-    # Shifts in [0, n) per axis: equal rolls get equal params.
-    norm = sorted((a, s % shape[a]) for a, s in total.items() if shape[a])
-    norm = [(a, s) for a, s in norm if s]
-    if not norm:
-        return x
-    return roll_p.bind(x, shift=tuple(s for _, s in norm), axes=tuple(a for a, _ in norm))
-
-
-def _repeat_each(x: Any, axis: int, r: int) -> Any:
-    """Every element along ``axis`` repeated ``r`` times in a row."""
-    shape = tuple(x.shape)
-    n = shape[axis]
-    if r == 1:
-        return x
-    out = shape[:axis] + (n * r,) + shape[axis + 1:]
-    if n == 1:
-        return broadcast_to(x, out)
-    inner = shape[:axis + 1] + (1,) + shape[axis + 1:]
-    wide = shape[:axis + 1] + (r,) + shape[axis + 1:]
-    return _reshape(broadcast_to(_reshape(x, inner), wide), out)
-
-
-def tile(x: Any, reps: int | Sequence[int]) -> Any:
-    """``x`` repeated ``reps[i]`` times along axis ``i``, as ``numpy.tile``
-    (``x`` gets leading length-1 axes when ``reps`` is longer than its ndim).
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.tile(mx.array([1, 2]), (2, 2)).tolist()
-    [[1, 2, 1, 2], [1, 2, 1, 2]]
-    """
-    x = fnp.asarray(x)
-    reps = _int_tuple(reps, "tile", "reps")
-    if any(r < 0 for r in reps):
-        raise ValueError(f"tile: reps must be non-negative, got {reps}")
-    shape = tuple(x.shape)
-    d = max(len(reps), len(shape))
-    shape = (1,) * (d - len(shape)) + shape
-    reps = (1,) * (d - len(reps)) + reps
-    check_fits(tuple(s * r for s, r in zip(shape, reps)), x.dtype, "tile")
-    # One broadcast of a view with a new length-1 axis before each tiled
-    # axis, then one reshape: a single copy, like MLX's own tile.
-    inner, wide, out = [], [], []
-    for r, s in zip(reps, shape):
-        if r != 1 and s != 1:
-            inner.append(1)
-            wide.append(r)
-        inner.append(s)
-        wide.append(s * r if s == 1 else s)
-        out.append(s * r)
-    x = _reshape(x, tuple(inner))
-    return _reshape(broadcast_to(x, tuple(wide)), tuple(out))
-
-
-def repeat(x: Any, repeats: int | Sequence[int], axis: int | None = None) -> Any:
-    """Each element of ``x`` repeated along ``axis`` (of the flattened array
-    when ``axis`` is None): ``repeats`` times, or ``repeats[i]`` times for
-    element ``i``.
-
-    >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.repeat(mx.array([1, 2]), 2).tolist()
-    [1, 1, 2, 2]
-    >>> fnp.repeat(mx.array([1, 2, 3]), [2, 0, 1]).tolist()
-    [1, 1, 3]
-    """
-    x = fnp.asarray(x)
-    if axis is None:
-        x, ax = ravel(x), 0
-    else:
-        ax = _axis(axis, x.ndim, "repeat")
-    n = x.shape[ax]
-    reps = _int_tuple(repeats.tolist() if isinstance(repeats, mx.array) else repeats,
-                      "repeat", "repeats")
-    if any(r < 0 for r in reps):
-        raise ValueError(f"repeat: repeats must be non-negative, got {repeats!r}")
-    out_shape = list(x.shape)
-    out_shape[ax] = n * reps[0] if len(reps) == 1 else sum(reps)
-    check_fits(out_shape, x.dtype, "repeat")
-    if len(reps) == 1:
-        return _repeat_each(x, ax, reps[0])
-    if not n and not reps:
-        return x
-    if len(reps) != n:
-        raise ValueError(
-            f"repeat: repeats has {len(reps)} counts but axis {ax} has size {n}")
-    # Split at changes of the count, so that each group repeats uniformly.
-    starts = [0] + [i for i in range(1, n) if reps[i] != reps[i - 1]]
-    groups = split(x, starts[1:], axis=ax) if len(starts) > 1 else [x]
-    pieces = [_repeat_each(g, ax, reps[s]) for g, s in zip(groups, starts) if reps[s]]
-    if not pieces:
-        return static_slice(x, _along(ax, slice(0, 0)))
-    return concatenate(pieces, axis=ax)
-
-
-# ----------------------------------------------------------------------------
-# Batching rules
-# ----------------------------------------------------------------------------
-
-
-def _shift(axis: int, bdim: int) -> int:
-    """A per-example axis as an axis of the batched array (batch at ``bdim``)."""
-    return axis + (axis >= bdim)
-
-
-def _reshape_batch(vals, dims, axis_size, shape):
-    x = move_bdim(vals[0], dims[0], 0, axis_size)
-    return reshape_p.bind(x, shape=(axis_size, *shape)), 0
-
-
-def _broadcast_to_batch(vals, dims, axis_size, shape):
-    # Right-aligned broadcasting keeps the batch axis at the same distance
-    # from the end, so it only needs a slot in the target shape.
-    (x,), (d,) = vals, dims
-    x_aval = aval_of(x)
-    out_dim = d + len(shape) - (x_aval.ndim - 1)
-    batched = shape[:out_dim] + (axis_size,) + shape[out_dim:]
-    check_fits(batched, x_aval.dtype, "broadcast_to (under ft.vmap)")
-    return broadcast_to_p.bind(x, shape=batched), out_dim
-
-
-def _transpose_batch(vals, dims, axis_size, axes):
-    (x,), (d,) = vals, dims
-    perm = [_shift(a, d) for a in axes]
-    perm.insert(d, d)
-    return transpose_p.bind(x, axes=tuple(perm)), d
-
-
-def _static_slice_batch(vals, dims, axis_size, slices):
-    (x,), (d,) = vals, dims
-    if d < len(slices):
-        slices = slices[:d] + ((0, axis_size, 1),) + slices[d:]
-    return static_slice_p.bind(x, slices=slices), d
-
-
-def _slice_transpose_batch(vals, dims, axis_size, slices, shape):
-    (ct,), (d,) = vals, dims
-    if d < len(slices):
-        slices = slices[:d] + ((0, axis_size, 1),) + slices[d:]
-    return slice_transpose_p.bind(
-        ct, slices=slices, shape=shape[:d] + (axis_size,) + shape[d:]), d
-
-
-def _concatenate_batch(vals, dims, axis_size, axis):
-    d = next(d for d in dims if d is not None)
-    xs = [move_bdim(x, e, d, axis_size) for x, e in zip(vals, dims)]
-    return concatenate_p.bind(*xs, axis=_shift(axis, d)), d
-
-
-def _split_batch(vals, dims, axis_size, indices, axis):
-    (x,), (d,) = vals, dims
-    outs = split_p.bind(x, indices=indices, axis=_shift(axis, d))
-    return outs, [d] * len(outs)
-
-
-def _pad_batch(vals, dims, axis_size, pad_width):
+@pad_p.def_batch
+def _pad_batch(vals, dims, axis_size, *, pad_width):
     (x, c), (dx, dc) = vals, dims
     if dc is None:
-        pw = pad_width[:dx] + ((0, 0),) + pad_width[dx:]
-        return pad_p.bind(x, c, pad_width=pw), dx
+        return pad_p.bind(x, c, pad_width=_with_batch(pad_width, dx, (0, 0))), dx
     # A batched padding value: pad with zeros, then fill the padded positions
     # with each example's value.
     d = 0 if dx is None else dx
     x = move_bdim(x, dx, d, axis_size)
     shape = list(aval_of(x).shape)
     del shape[d]
-    pw = pad_width[:d] + ((0, 0),) + pad_width[d:]
-    out = pad_p.bind(x, 0, pad_width=pw)
+    out = pad_p.bind(x, 0, pad_width=_with_batch(pad_width, d, (0, 0)))
     mask = mx.pad(mx.zeros(tuple(shape), mx.bool_), pad_width, constant_values=True)
     mask = mx.expand_dims(mask, d)
-    c = fnp.astype(move_bdim(c, dc, 0, axis_size), aval_of(x).dtype)
-    c = fnp.reshape(c, (1,) * d + (axis_size,) + (1,) * (len(shape) - d))
-    return fnp.where(mask, c, out), d
+    c = move_bdim(c, dc, 0, axis_size)
+    dtype = aval_of(x).dtype
+    if aval_of(c).dtype != dtype:
+        c = lax.astype(c, dtype)
+    c = reshape(c, (1,) * d + (axis_size,) + (1,) * (len(shape) - d))
+    return lax.where(mask, c, out), d
 
 
-def _roll_batch(vals, dims, axis_size, shift, axes):
+def pad(x: Any, value: Any, pad_width: tuple[tuple[int, int], ...]) -> Any:
+    """``x`` extended by ``pad_width`` (one non-negative ``(before, after)``
+    pair per axis) with the scalar ``value`` (a Python scalar or a 0-d
+    array, which may be traced)."""
+    return pad_p.bind(x, value, pad_width=pad_width)
+
+
+# ----------------------------------------------------------------------------
+# roll
+# ----------------------------------------------------------------------------
+
+roll_p = Primitive("roll", lambda x, shift, axes: mx.roll(x, shift, axes))
+linear(roll_p, lambda ct, x, *, shift, axes: roll_p.bind(
+    ct, shift=tuple(-s for s in shift), axes=axes))
+
+
+@roll_p.def_batch
+def _roll_batch(vals, dims, axis_size, *, shift, axes):
     (x,), (d,) = vals, dims
     return roll_p.bind(x, shift=shift, axes=tuple(_shift(a, d) for a in axes)), d
 
 
-reshape_p.batch = _reshape_batch
-broadcast_to_p.batch = _broadcast_to_batch
-transpose_p.batch = _transpose_batch
-static_slice_p.batch = _static_slice_batch
-slice_transpose_p.batch = _slice_transpose_batch
-concatenate_p.batch = _concatenate_batch
-split_p.batch = _split_batch
-pad_p.batch = _pad_batch
-roll_p.batch = _roll_batch
+def roll(x: Any, shift: tuple[int, ...], axes: tuple[int, ...]) -> Any:
+    """``x`` shifted cyclically by ``shift[i]`` along the non-negative axis
+    ``axes[i]``."""
+    return roll_p.bind(x, shift=shift, axes=axes)

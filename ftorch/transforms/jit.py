@@ -26,8 +26,8 @@ from typing import Any, NamedTuple
 import mlx.core as mx
 import numpy as np
 
+import ftorch.primitives as lax
 from ftorch import core, tree
-from ftorch import numpy as fnp
 from ftorch.config import config
 from ftorch.core import (
     Primitive,
@@ -91,7 +91,7 @@ def _jit_vjp_fwd(primals, graph):
 def _jit_vjp(cts, out, *residuals, graph, nonzero):
     # Cotangents that are symbolic zeros are passed as zeros: the backward
     # graph was built for all outputs at once.
-    cts = [fnp.zeros_like(o) if c is None else c for c, o in zip(cts, out)]
+    cts = [lax.zeros_like(o) if c is None else c for c, o in zip(cts, out)]
     in_cts = iter(jit_p.bind(*residuals, *cts, graph=graph))
     return tuple(next(in_cts) if nz else None for nz in nonzero)
 

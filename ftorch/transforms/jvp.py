@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ftorch import numpy as fnp
+import mlx.core as mx
+
+import ftorch.primitives as lax
 from ftorch import tree
 from ftorch.core import (
     ShapeDtypeStruct,
@@ -119,7 +121,7 @@ def jvp_graph(graph: Graph, nonzero: Sequence[bool],
             it = iter(leaves[n_in:])
             full = [next(it) if m else None for m in mask]
             outs, out_tangents = jvp_flat(lambda xs: evaluate(graph, xs), leaves[:n_in], full)
-            out_tangents = [fnp.zeros_like(o) if t is None and i else t
+            out_tangents = [lax.zeros_like(o) if t is None and i else t
                             for o, t, i in zip(outs, out_tangents, inst)]
             info.append([t is not None for t in out_tangents])
             return outs + [t for t in out_tangents if t is not None]
@@ -166,7 +168,7 @@ def jvp(
     out_primals, out_tangents = jvp_flat(flat_f, p_leaves, t_leaves)
     o_tree, aux = out_info.value
     out_tangents = [
-        fnp.zeros_like(p) if t is None else t for p, t in zip(out_primals, out_tangents)
+        lax.zeros_like(p) if t is None else t for p, t in zip(out_primals, out_tangents)
     ]
     result = tree.unflatten(o_tree, out_primals), tree.unflatten(o_tree, out_tangents)
     return (*result, _strip(aux)) if has_aux else result
@@ -243,21 +245,21 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
                 tangents[i] = t
                 outs, ts = jvp_flat(flat_f, d_leaves, tangents)
                 out_primals[:] = outs
-                return [fnp.zeros_like(p) if t is None else t for p, t in zip(outs, ts)]
+                return [lax.zeros_like(p) if t is None else t for p, t in zip(outs, ts)]
 
             n = leaf.size
-            basis = fnp.reshape(fnp.eye(n, dtype=leaf.dtype), (n, *leaf.shape))
+            basis = lax.reshape(mx.eye(n, dtype=leaf.dtype), (n, *leaf.shape))
             if n:
                 columns.append(vmap(push, out_axes=-1)(basis))
             else:
-                push(fnp.zeros(leaf.shape, leaf.dtype))
-                columns.append([fnp.zeros((*o.shape, 0), o.dtype) for o in out_primals])
+                push(lax.zeros(leaf.shape, leaf.dtype))
+                columns.append([lax.zeros((*o.shape, 0), o.dtype) for o in out_primals])
         if not d_leaves:
             out_primals = flat_f(d_leaves)
         o_tree, aux = out_tree.value
         jac = []
         for k, o in enumerate(out_primals):
-            row = [fnp.reshape(columns[i][k], (*o.shape, *leaf.shape))
+            row = [lax.reshape(columns[i][k], (*o.shape, *leaf.shape))
                    for i, leaf in enumerate(d_leaves)]
             jac.append(_per_argnums(tree.unflatten(d_tree, row), argnums))
         result = tree.unflatten(o_tree, jac)

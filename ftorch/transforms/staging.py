@@ -22,8 +22,8 @@ from typing import Any
 import mlx.core as mx
 import numpy as np
 
+import ftorch.primitives as lax
 from ftorch import core, tree
-from ftorch import numpy as fnp
 from ftorch.config import config
 from ftorch.core import (
     ShapeDtypeStruct,
@@ -170,9 +170,11 @@ class StagingTrace(Trace):
         out = list(inputs)
         for i, (a, w) in enumerate(zip(inputs, weak)):
             if w:
-                target = fnp.result_type(*strong, _python_scalar_like(a.aval.dtype))
+                # MLX's promotion of a Python scalar of the weak operand's kind.
+                target = mx.add(mx.zeros((), mx.result_type(*strong)),
+                                _python_scalar_like(a.aval.dtype)).dtype
                 if target != a.aval.dtype:
-                    out[i] = fnp.astype(StagingTracer(self, a), target).atom
+                    out[i] = lax.astype(StagingTracer(self, a), target).atom
         return out, False
 
 

@@ -15,9 +15,12 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ftorch import numpy as fnp
+import mlx.core as mx
+
+import ftorch.primitives as lax
 from ftorch import tree
 from ftorch.core import (
+    FLOATING,
     ShapeDtypeStruct,
     Trace,
     Tracer,
@@ -83,7 +86,10 @@ class VJPTrace(Trace):
 
     def process_primitive(self, prim, tracers, params):
         primals = [t.primal for t in tracers]
-        parents = [None if t.node is None else (t.node, t.index) for t in tracers]
+        # Only floating values carry cotangents: an integer operand (an index,
+        # a count) is a constant here even when it was computed from inputs.
+        parents = [None if t.node is None or t.dtype not in FLOATING else (t.node, t.index)
+                   for t in tracers]
         if parents.count(None) == len(parents):
             return prim.bind(*primals, **params)  # constant in this transform
         if prim.vjp is None:
@@ -119,7 +125,7 @@ def backward(roots: list, cotangents: list, inputs: list[Node]) -> list:
                 n_out = len(node.out) if node.prim.multiple_results else 1
                 slots = acc[id(node)] = [None] * n_out
                 heapq.heappush(ready, (-node.seq, node))
-        slots[index] = ct if slots[index] is None else fnp.add(slots[index], ct)
+        slots[index] = ct if slots[index] is None else lax.add(slots[index], ct)
 
     for (node, index), ct in zip(roots, cotangents):
         if ct is not None:
@@ -269,7 +275,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
         c_leaves = [c if is_floating(aval_of(o).dtype) else None
                     for c, o in zip(c_leaves, out_leaves)]
         cts = flat_pullback(c_leaves)
-        cts = [fnp.zeros_like(p) if c is None else c for p, c in zip(p_leaves, cts)]
+        cts = [lax.zeros_like(p) if c is None else c for p, c in zip(p_leaves, cts)]
         return tree.unflatten(p_tree, cts)
 
     out = tree.unflatten(o_tree, out_leaves)
@@ -319,8 +325,8 @@ def value_and_grad(
             return [out], aux
 
         (value,), pullback, aux = vjp_flat(flat_f, p_leaves)
-        cts = pullback([fnp.ones_like(value)])
-        grads = [fnp.zeros_like(p) if c is None else c for p, c in zip(p_leaves, cts)]
+        cts = pullback([lax.ones_like(value)])
+        grads = [lax.zeros_like(p) if c is None else c for p, c in zip(p_leaves, cts)]
         g = _per_argnums(tree.unflatten(p_tree, grads), argnums)
         return ((value, aux) if has_aux else value), g
 
@@ -373,16 +379,16 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
             def pull(c, k=k):
                 cts = [None] * len(out_leaves)
                 cts[k] = c
-                return [fnp.zeros_like(leaf) if g is None else g
+                return [lax.zeros_like(leaf) if g is None else g
                         for leaf, g in zip(d_leaves, pullback(cts))]
 
             n = o.size
             if n:
-                basis = fnp.reshape(fnp.eye(n, dtype=o.dtype), (n, *o.shape))
+                basis = lax.reshape(mx.eye(n, dtype=o.dtype), (n, *o.shape))
                 rows = vmap(pull)(basis)  # one vmapped pullback over the output basis
             else:
-                rows = [fnp.zeros((0, *leaf.shape), leaf.dtype) for leaf in d_leaves]
-            per_in = [fnp.reshape(r, (*o.shape, *leaf.shape)) for r, leaf in zip(rows, d_leaves)]
+                rows = [lax.zeros((0, *leaf.shape), leaf.dtype) for leaf in d_leaves]
+            per_in = [lax.reshape(r, (*o.shape, *leaf.shape)) for r, leaf in zip(rows, d_leaves)]
             jac.append(_per_argnums(tree.unflatten(d_tree, per_in), argnums))
         result = tree.unflatten(o_tree, jac)
         return (result, aux) if has_aux else result

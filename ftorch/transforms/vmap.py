@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ftorch import numpy as fnp
+import ftorch.primitives as lax
 from ftorch import tree
 from ftorch.core import (
     ShapeDtypeStruct,
@@ -300,7 +300,7 @@ def vmap(
         out_tree = tree.structure(pieces[0])
         spec = _broadcast_prefix(out_axes, pieces[0], "out_axes")
         columns = zip(*[tree.leaves(p) for p in pieces])
-        joined = [col[0] if ax is None else fnp.concatenate(list(col), axis=ax)
+        joined = [col[0] if ax is None else lax.concatenate(list(col), ax % aval_of(col[0]).ndim)
                   for col, ax in zip(columns, spec)]
         return tree.unflatten(out_tree, joined)
 

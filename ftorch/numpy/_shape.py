@@ -1,0 +1,672 @@
+"""Shape ops as in NumPy / jax.numpy: reshaping (with -1), axis
+permutations, broadcasting, joining and splitting, padding with NumPy's
+modes, tiling, repeating, flipping and rolling. Shapes and axes are parsed
+here (ints or sequences, negative axes, integer-like values, with errors
+that name the function and the argument), then handed to the strict
+wrappers of ``ftorch.primitives.shape``; ``flip``, ``tile``, ``repeat`` and
+the modes of ``pad`` are built on those.
+
+>>> import ftorch.numpy as fnp, mlx.core as mx
+>>> fnp.reshape(mx.arange(6), (3, -1)).shape
+(3, 2)
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import mlx.core as mx
+import numpy as np
+
+import ftorch.primitives as lax
+from ftorch.core import Tracer
+from ftorch.memory import check_fits
+from ftorch.numpy import _creation, _elementwise
+from ftorch.primitives.creation import static_int, static_shape
+
+__all__ = [
+    "reshape", "ravel", "flatten", "transpose", "moveaxis", "swapaxes", "expand_dims",
+    "squeeze", "broadcast_to", "broadcast_arrays", "concatenate", "stack", "split", "pad",
+    "tile", "repeat", "flip", "roll",
+]
+
+
+# ----------------------------------------------------------------------------
+# Parsing ints, shapes and axes
+# ----------------------------------------------------------------------------
+
+
+def _index(value: Any, fname: str, what: str) -> int:
+    if isinstance(value, Tracer):  # its own error under jit and vmap, prefixed
+        return static_int(value, fname, what)
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{fname}: {what} must be an integer, got {value!r}") from None
+
+
+def _int_tuple(value: Any, fname: str, what: str) -> tuple[int, ...]:
+    """An int or a sequence of ints as a tuple of ints."""
+    if isinstance(value, Tracer):
+        if not value.ndim:
+            return (_index(value, fname, what),)
+    else:
+        try:
+            return (operator.index(value),)
+        except TypeError:
+            pass
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(
+            f"{fname}: {what} must be an int or a sequence of ints, got {value!r}") from None
+    return tuple(_index(v, fname, what) for v in items)
+
+
+def _axis(axis: Any, ndim: int, fname: str, what: str = "axis") -> int:
+    a = _index(axis, fname, what)
+    if not -ndim <= a < ndim:
+        raise ValueError(f"{fname}: {what} {a} is out of range for an array of ndim {ndim}")
+    return a % ndim
+
+
+def _axes(axes: Any, ndim: int, fname: str, what: str = "axis") -> tuple[int, ...]:
+    """Distinct axes, normalized to non-negative ints, in the order given."""
+    out = tuple(_axis(a, ndim, fname, what) for a in _int_tuple(axes, fname, what))
+    if len(set(out)) != len(out):
+        raise ValueError(f"{fname}: repeated axis in {what} {axes!r}")
+    return out
+
+
+def _axes_or_all(axis: Any, ndim: int, fname: str) -> tuple[int, ...]:
+    """``axis`` (None for every axis) as sorted distinct non-negative axes."""
+    return tuple(range(ndim)) if axis is None else tuple(sorted(_axes(axis, ndim, fname)))
+
+
+def _along(axis: int, s: slice) -> tuple[slice, ...]:
+    return (slice(None),) * axis + (s,)
+
+
+# ----------------------------------------------------------------------------
+# reshape and the ops that only reshape
+# ----------------------------------------------------------------------------
+
+
+def _reshape_arg(shape: Any, more: tuple) -> tuple[int, ...]:
+    """``reshape``'s shape (an int or a sequence of ints, or ints spread over
+    ``shape`` and ``more``) as a tuple of ints; -1 is checked by the caller."""
+    if not more and type(shape) is tuple:
+        for d in shape:
+            if type(d) is not int:
+                break
+        else:
+            return shape
+    return _int_tuple(shape, "reshape", "shape") + tuple(
+        _index(d, "reshape", "shape") for d in more)
+
+
+def reshape(x: Any, shape: int | Sequence[int], *more: int) -> Any:
+    """``x`` with a new shape of the same size; one dimension may be -1.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.reshape(mx.arange(6), (2, -1)).shape
+    (2, 3)
+    """
+    x = _creation.asarray(x)
+    shape = _reshape_arg(shape, more)
+    size = x.size
+    if shape.count(-1) > 1:
+        raise ValueError(f"reshape: can only infer one dimension, got shape {shape}")
+    if -1 in shape:
+        known = 1
+        for d in shape:
+            if d != -1:
+                known *= d
+        if known == 0 or size % known:
+            raise ValueError(f"reshape: cannot reshape array of shape {x.shape} into {shape}")
+        shape = tuple(size // known if d == -1 else d for d in shape)
+    n = 1
+    for d in shape:
+        n *= d
+    if n != size or any(d < 0 for d in shape):
+        raise ValueError(f"reshape: cannot reshape array of shape {x.shape} into {shape}")
+    return lax.reshape(x, shape)
+
+
+def ravel(x: Any, order: str = "C") -> Any:
+    """``x`` as a 1-D array, in row-major (``order="C"``) or column-major
+    (``order="F"``) order.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.ravel(mx.array([[1, 2], [3, 4]])).tolist()
+    [1, 2, 3, 4]
+    """
+    x = _creation.asarray(x)
+    if order == "F":
+        x = lax.transpose(x, tuple(range(x.ndim - 1, -1, -1)))
+    elif order != "C":
+        raise ValueError(f"ravel: order must be 'C' or 'F', got {order!r}")
+    return lax.reshape(x, (x.size,))
+
+
+def flatten(x: Any, start_axis: int = 0, end_axis: int = -1) -> Any:
+    """Merge the axes ``start_axis`` through ``end_axis`` (inclusive) into one;
+    with the defaults, ``x`` as a 1-D array (like ``ravel``).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.flatten(mx.zeros((2, 3, 4)), 1).shape
+    (2, 12)
+    """
+    x = _creation.asarray(x)
+    shape = tuple(x.shape)
+    if not shape:  # like MLX, a 0-d array flattens to shape (1,)
+        for what, a in (("start_axis", start_axis), ("end_axis", end_axis)):
+            if _index(a, "flatten", what) not in (0, -1):
+                raise ValueError(f"flatten: {what} {a} is out of range for a 0-d array")
+        return lax.reshape(x, (1,))
+    start = _axis(start_axis, len(shape), "flatten", "start_axis")
+    end = _axis(end_axis, len(shape), "flatten", "end_axis")
+    if start > end:
+        raise ValueError(
+            f"flatten: start_axis {start_axis} comes after end_axis {end_axis} "
+            f"for an array of ndim {len(shape)}")
+    n = 1
+    for d in shape[start:end + 1]:
+        n *= d
+    return lax.reshape(x, shape[:start] + (n,) + shape[end + 1:])
+
+
+def expand_dims(x: Any, axis: int | Sequence[int]) -> Any:
+    """``x`` with new length-1 axes at ``axis``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.expand_dims(mx.ones(3), 0).shape
+    (1, 3)
+    """
+    x = _creation.asarray(x)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    ndim = x.ndim + len(axes)
+    norm = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"expand_dims: axis {a} is out of range for the result's ndim {ndim}")
+        norm.append(a % ndim)
+    if len(set(norm)) != len(norm):
+        raise ValueError(f"expand_dims: repeated axis in {axis!r}")
+    return lax.expand_dims(x, tuple(norm))
+
+
+def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Any:
+    """``x`` without its length-1 axes (all of them, or those in ``axis``,
+    which must have length 1).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.squeeze(mx.zeros((1, 3, 1)), axis=0).shape
+    (3, 1)
+    """
+    x = _creation.asarray(x)
+    shape = tuple(x.shape)
+    if axis is None:
+        return lax.squeeze(x, tuple(i for i, d in enumerate(shape) if d == 1))
+    axes = _axes_or_all(axis, len(shape), "squeeze")
+    for a in axes:
+        if shape[a] != 1:
+            raise ValueError(
+                f"squeeze: cannot squeeze axis {a} of size {shape[a]} in an array of shape "
+                f"{shape}; only axes of size 1 can be removed")
+    return lax.squeeze(x, axes)
+
+
+# ----------------------------------------------------------------------------
+# transpose and the ops that only permute axes
+# ----------------------------------------------------------------------------
+
+
+def transpose(x: Any, axes: int | Sequence[int] | None = None, *more: int) -> Any:
+    """``x`` with its axes permuted: axis ``i`` of the result is axis
+    ``axes[i]`` of ``x`` (reversed when ``axes`` is None). Also accepts the
+    axes as separate arguments, as in ``x.transpose(1, 0)``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.transpose(mx.zeros((2, 3, 4)), (1, 2, 0)).shape
+    (3, 4, 2)
+    """
+    x = _creation.asarray(x)
+    ndim = x.ndim
+    if axes is None:
+        if more:
+            raise TypeError("transpose: axes given both as None and as extra arguments")
+        return lax.transpose(x, tuple(range(ndim - 1, -1, -1)))
+    if more:
+        if not isinstance(axes, int):
+            raise TypeError("transpose: give axes either as one sequence or as separate ints")
+        axes = (axes, *more)
+    perm = _int_tuple(axes, "transpose", "axes")
+    if len(perm) != ndim:
+        raise ValueError(
+            f"transpose: axes {axes!r} do not match an array of ndim {ndim}; "
+            f"give a permutation of {ndim} axes")
+    return lax.transpose(x, _axes(perm, ndim, "transpose", "axes"))
+
+
+def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
+    """``x`` with axes ``axis1`` and ``axis2`` interchanged.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.swapaxes(mx.zeros((2, 3, 4)), 0, -1).shape
+    (4, 3, 2)
+    """
+    x = _creation.asarray(x)
+    ndim = x.ndim
+    a = _axis(axis1, ndim, "swapaxes", "axis1")
+    b = _axis(axis2, ndim, "swapaxes", "axis2")
+    perm = list(range(ndim))
+    perm[a], perm[b] = b, a
+    return lax.transpose(x, tuple(perm))
+
+
+def moveaxis(x: Any, source: int | Sequence[int], destination: int | Sequence[int]) -> Any:
+    """``x`` with the axes ``source`` moved to positions ``destination``; the
+    other axes keep their order.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.moveaxis(mx.zeros((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
+    x = _creation.asarray(x)
+    ndim = x.ndim
+    src = _axes(source, ndim, "moveaxis", "source")
+    dst = _axes(destination, ndim, "moveaxis", "destination")
+    if len(src) != len(dst):
+        raise ValueError(
+            f"moveaxis: source {source!r} and destination {destination!r} must name "
+            "the same number of axes")
+    perm = [a for a in range(ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        perm.insert(d, s)
+    return lax.transpose(x, tuple(perm))
+
+
+# ----------------------------------------------------------------------------
+# Broadcasting
+# ----------------------------------------------------------------------------
+
+
+def broadcast_to(x: Any, shape: int | Sequence[int]) -> Any:
+    """``x`` broadcast to ``shape`` by NumPy's rules.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.broadcast_to(mx.array([1.0, 2.0]), (3, 2)).shape
+    (3, 2)
+    """
+    x = _creation.asarray(x)
+    shape = static_shape(shape, "broadcast_to")
+    xs = tuple(x.shape)
+    if len(xs) > len(shape) or any(
+            d != s and d != 1 for d, s in zip(xs[::-1], shape[::-1])):
+        raise ValueError(f"broadcast_to: cannot broadcast shape {xs} to {shape}")
+    return lax.broadcast_to(x, shape)
+
+
+def broadcast_arrays(*arrays: Any) -> list[Any]:
+    """The arrays broadcast against each other to one common shape.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> [a.shape for a in fnp.broadcast_arrays(mx.zeros((2, 1)), mx.zeros(3))]
+    [(2, 3), (2, 3)]
+    """
+    arrays = [_creation.asarray(a) for a in arrays]
+    shapes = [tuple(a.shape) for a in arrays]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(
+            f"broadcast_arrays: shapes {', '.join(map(str, shapes))} cannot be broadcast "
+            "together") from None
+    return [lax.broadcast_to(a, shape) for a in arrays]
+
+
+# ----------------------------------------------------------------------------
+# Joining, splitting, flipping
+# ----------------------------------------------------------------------------
+
+
+def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
+    """Join arrays along an existing ``axis`` (flattened first when ``axis``
+    is None).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.concatenate([mx.ones(2), mx.zeros(3)]).shape
+    (5,)
+    """
+    arrays = [_creation.asarray(a) for a in arrays]
+    if not arrays:
+        raise ValueError("concatenate: needs at least one array")
+    if axis is None:
+        arrays, axis = [ravel(a) for a in arrays], 0
+    ndim = arrays[0].ndim
+    if ndim == 0:
+        raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"concatenate: axis {axis} is out of range for arrays of ndim {ndim}")
+    axis %= ndim
+    dtype = _creation.result_type(*arrays)
+    arrays = [_elementwise.astype(a, dtype) for a in arrays]
+    for i, a in enumerate(arrays):
+        if a.ndim != ndim or any(
+                d != e for j, (d, e) in enumerate(zip(a.shape, arrays[0].shape)) if j != axis):
+            raise ValueError(
+                f"concatenate: array {i} has shape {a.shape}, incompatible with "
+                f"{arrays[0].shape} along axis {axis}")
+    if len(arrays) == 1:
+        return arrays[0]
+    out_shape = list(arrays[0].shape)
+    out_shape[axis] = sum(a.shape[axis] for a in arrays)
+    check_fits(out_shape, dtype, "concatenate")
+    return lax.concatenate(arrays, axis)
+
+
+def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
+    """Join arrays of equal shape along a new ``axis``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.stack([mx.ones(2), mx.zeros(2)]).shape
+    (2, 2)
+    """
+    arrays = [_creation.asarray(a) for a in arrays]
+    if not arrays:
+        raise ValueError("stack: needs at least one array")
+    shape = tuple(arrays[0].shape)
+    for i, a in enumerate(arrays):
+        if tuple(a.shape) != shape:
+            raise ValueError(f"stack: array {i} has shape {tuple(a.shape)}, expected {shape}")
+    ndim = len(shape) + 1
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"stack: axis {axis} is out of range for the result's ndim {ndim}")
+    return concatenate([expand_dims(a, axis) for a in arrays], axis=axis % ndim) if len(
+        arrays) > 1 else expand_dims(arrays[0], axis)
+
+
+def split(x: Any, indices_or_sections: int | Sequence[int], axis: int = 0) -> list[Any]:
+    """``x`` cut along ``axis`` into a list of arrays: into that many equal
+    sections when ``indices_or_sections`` is an int, else at those indices
+    (``x[:i0]``, ``x[i0:i1]``, ..., ``x[ik:]``, with Python's slice rules).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> [p.tolist() for p in fnp.split(mx.arange(5), [2])]
+    [[0, 1], [2, 3, 4]]
+    """
+    x = _creation.asarray(x)
+    shape = tuple(x.shape)
+    if not shape:
+        raise ValueError("split: cannot split a zero-dimensional array")
+    ax = _axis(axis, len(shape), "split")
+    n = shape[ax]
+    try:
+        sections = operator.index(indices_or_sections)
+    except TypeError:
+        sections = None
+    if sections is not None:
+        if sections <= 0:
+            raise ValueError(
+                f"split: indices_or_sections must be a positive number of sections, "
+                f"got {sections}")
+        if n % sections:
+            raise ValueError(
+                f"split: axis {ax} of size {n} does not divide into {sections} equal sections")
+        size = n // sections
+        bounds = [(i * size, (i + 1) * size) for i in range(sections)]
+    else:
+        idx = _int_tuple(indices_or_sections, "split", "indices_or_sections")
+        cuts = (0, *idx, n)
+        bounds = [slice(a, b).indices(n)[:2] for a, b in zip(cuts[:-1], cuts[1:])]
+        bounds = [(a, max(a, b)) for a, b in bounds]
+    if len(bounds) == 1:
+        return [x]
+    if all(b0[1] == b1[0] for b0, b1 in zip(bounds[:-1], bounds[1:])):
+        return lax.split(x, tuple(b[0] for b in bounds[1:]), ax)
+    # Decreasing indices make overlapping or out-of-order pieces.
+    return [lax.static_slice(x, _along(ax, slice(a, b))) for a, b in bounds]
+
+
+def flip(x: Any, axis: int | Sequence[int] | None = None) -> Any:
+    """``x`` with the order of its elements reversed along ``axis`` (all axes
+    when None).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.flip(mx.array([[1, 2], [3, 4]]), axis=1).tolist()
+    [[2, 1], [4, 3]]
+    """
+    x = _creation.asarray(x)
+    shape = tuple(x.shape)
+    axes = _axes_or_all(axis, len(shape), "flip")
+    # Reversing an axis of length 0 or 1 changes nothing.
+    axes = [a for a in axes if shape[a] > 1]
+    if not axes:
+        return x
+    rev = slice(None, None, -1)
+    return lax.static_slice(
+        x, tuple(rev if i in axes else slice(None) for i in range(axes[-1] + 1)))
+
+
+# ----------------------------------------------------------------------------
+# Padding
+# ----------------------------------------------------------------------------
+
+
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+def _pad_width(pad_width: Any, ndim: int) -> tuple[tuple[int, int], ...]:
+    pw = np.asarray(pad_width.tolist() if isinstance(pad_width, mx.array) else pad_width)
+    if pw.dtype.kind not in "iu":
+        raise TypeError(f"pad: pad_width must be of integral type, got {pad_width!r}")
+    if pw.ndim > 2:
+        raise ValueError(f"pad: pad_width {pad_width!r} has too many dimensions")
+    if pw.size == 2 and pw.ndim >= 1 and pw.shape != (2, 1):
+        pw = pw.reshape(1, 2)  # one (before, after) pair for every axis, as NumPy
+    try:
+        pw = np.broadcast_to(pw, (ndim, 2))
+    except ValueError:
+        raise ValueError(
+            f"pad: pad_width {pad_width!r} does not fit an array of ndim {ndim}; give an int, "
+            f"a (before, after) pair or {ndim} such pairs") from None
+    if (pw < 0).any():
+        raise ValueError(f"pad: pad_width must be non-negative, got {pad_width!r}")
+    return tuple((int(b), int(a)) for b, a in pw)
+
+
+def _gather_runs(x: Any, axis: int, idx: np.ndarray) -> list[Any]:
+    """Pieces whose concatenation along ``axis`` is ``x`` taken at the static
+    indices ``idx``: maximal runs of steps +1, -1 (slices) or 0 (broadcasts)."""
+    pieces, i, m = [], 0, len(idx)
+    shape = list(x.shape)
+    while i < m:
+        j = i + 1
+        step = int(idx[j] - idx[i]) if j < m else 1
+        if step in (-1, 0, 1):
+            while j < m and idx[j] - idx[j - 1] == step:
+                j += 1
+        else:
+            step = 1
+        a, b = int(idx[i]), int(idx[j - 1])
+        if step == 1:
+            pieces.append(lax.static_slice(x, _along(axis, slice(a, b + 1))))
+        elif step == -1:
+            pieces.append(lax.static_slice(x, _along(axis, slice(a, b - 1 if b else None, -1))))
+        else:
+            shape[axis] = j - i
+            pieces.append(lax.broadcast_to(
+                lax.static_slice(x, _along(axis, slice(a, a + 1))), tuple(shape)))
+        i = j
+    return pieces
+
+
+def pad(x: Any, pad_width: int | Sequence[int] | Sequence[Sequence[int]],
+        mode: str = "constant", constant_values: Any = 0) -> Any:
+    """``x`` extended at the edges of each axis, as ``numpy.pad``.
+
+    ``pad_width`` is an int, a ``(before, after)`` pair or one pair per axis.
+    ``mode`` is "constant" (fill with the scalar ``constant_values``, which
+    may be a traced value), "edge", "reflect", "symmetric" or "wrap".
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.pad(mx.array([1, 2]), (1, 2)).tolist()
+    [0, 1, 2, 0, 0]
+    >>> fnp.pad(mx.array([1, 2, 3]), 2, mode="reflect").tolist()
+    [3, 2, 1, 2, 3, 2, 1]
+    """
+    x = _creation.asarray(x)
+    shape = tuple(x.shape)
+    widths = _pad_width(pad_width, len(shape))
+    if mode not in _PAD_MODES:
+        raise ValueError(f"pad: mode {mode!r} is not supported; use one of {_PAD_MODES}")
+    if not any(b or a for b, a in widths):
+        return x
+    check_fits([b + d + a for (b, a), d in zip(widths, shape)], x.dtype, "pad")
+    if mode == "constant":
+        c = constant_values
+        if not isinstance(c, (bool, int, float)):
+            c = _creation.asarray(c)
+            if c.ndim != 0:
+                raise ValueError(
+                    f"pad: constant_values must be a scalar, got an array of shape {c.shape}")
+        return lax.pad(x, c, widths)
+    for i, ((b, a), n) in enumerate(zip(widths, shape)):
+        if not (b or a):
+            continue
+        if n == 0:
+            raise ValueError(f"pad: cannot extend the empty axis {i} with mode {mode!r}")
+        # NumPy pads an index vector the same way, which gives the gather map.
+        idx = np.pad(np.arange(n), (b, a), mode=mode)
+        pieces = _gather_runs(x, i, idx[:b]) + [x] + _gather_runs(x, i, idx[b + n:])
+        x = lax.concatenate(pieces, i)
+    return x
+
+
+# ----------------------------------------------------------------------------
+# roll, tile, repeat
+# ----------------------------------------------------------------------------
+
+
+def roll(x: Any, shift: int | Sequence[int], axis: int | Sequence[int] | None = None) -> Any:
+    """``x`` with its elements shifted cyclically by ``shift`` along ``axis``
+    (over the flattened array when ``axis`` is None). ``shift`` and ``axis``
+    may be sequences of the same length; shifts of a repeated axis add up.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.roll(mx.arange(5), 2).tolist()
+    [3, 4, 0, 1, 2]
+    """
+    x = _creation.asarray(x)
+    shape = tuple(x.shape)
+    shifts = _int_tuple(shift, "roll", "shift")
+    if axis is None:
+        if not x.size or not sum(shifts) % x.size:
+            return x
+        return lax.reshape(roll(ravel(x), sum(shifts), 0), shape)
+    axes = _int_tuple(axis, "roll", "axis")
+    if len(shifts) == 1:
+        shifts *= len(axes)
+    elif len(axes) == 1:
+        axes *= len(shifts)
+    if len(shifts) != len(axes):
+        raise ValueError(
+            f"roll: shift {shift!r} and axis {axis!r} must have the same length")
+    total: dict[int, int] = {}
+    for s, a in zip(shifts, axes):
+        a = _axis(a, len(shape), "roll")
+        total[a] = total.get(a, 0) + s
+    # Shifts in [0, n) per axis: equal rolls get equal params.
+    norm = sorted((a, s % shape[a]) for a, s in total.items() if shape[a])
+    norm = [(a, s) for a, s in norm if s]
+    if not norm:
+        return x
+    return lax.roll(x, tuple(s for _, s in norm), tuple(a for a, _ in norm))
+
+
+def _repeat_each(x: Any, axis: int, r: int) -> Any:
+    """Every element along ``axis`` repeated ``r`` times in a row."""
+    shape = tuple(x.shape)
+    n = shape[axis]
+    if r == 1:
+        return x
+    out = shape[:axis] + (n * r,) + shape[axis + 1:]
+    if n == 1:
+        return lax.broadcast_to(x, out)
+    inner = shape[:axis + 1] + (1,) + shape[axis + 1:]
+    wide = shape[:axis + 1] + (r,) + shape[axis + 1:]
+    return lax.reshape(lax.broadcast_to(lax.reshape(x, inner), wide), out)
+
+
+def tile(x: Any, reps: int | Sequence[int]) -> Any:
+    """``x`` repeated ``reps[i]`` times along axis ``i``, as ``numpy.tile``
+    (``x`` gets leading length-1 axes when ``reps`` is longer than its ndim).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.tile(mx.array([1, 2]), (2, 2)).tolist()
+    [[1, 2, 1, 2], [1, 2, 1, 2]]
+    """
+    x = _creation.asarray(x)
+    reps = _int_tuple(reps, "tile", "reps")
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: reps must be non-negative, got {reps}")
+    shape = tuple(x.shape)
+    d = max(len(reps), len(shape))
+    shape = (1,) * (d - len(shape)) + shape
+    reps = (1,) * (d - len(reps)) + reps
+    check_fits(tuple(s * r for s, r in zip(shape, reps)), x.dtype, "tile")
+    # One broadcast of a view with a new length-1 axis before each tiled
+    # axis, then one reshape: a single copy, like MLX's own tile.
+    inner, wide, out = [], [], []
+    for r, s in zip(reps, shape):
+        if r != 1 and s != 1:
+            inner.append(1)
+            wide.append(r)
+        inner.append(s)
+        wide.append(s * r if s == 1 else s)
+        out.append(s * r)
+    x = lax.reshape(x, tuple(inner))
+    return lax.reshape(lax.broadcast_to(x, tuple(wide)), tuple(out))
+
+
+def repeat(x: Any, repeats: int | Sequence[int], axis: int | None = None) -> Any:
+    """Each element of ``x`` repeated along ``axis`` (of the flattened array
+    when ``axis`` is None): ``repeats`` times, or ``repeats[i]`` times for
+    element ``i``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.repeat(mx.array([1, 2]), 2).tolist()
+    [1, 1, 2, 2]
+    >>> fnp.repeat(mx.array([1, 2, 3]), [2, 0, 1]).tolist()
+    [1, 1, 3]
+    """
+    x = _creation.asarray(x)
+    if axis is None:
+        x, ax = ravel(x), 0
+    else:
+        ax = _axis(axis, x.ndim, "repeat")
+    n = x.shape[ax]
+    reps = _int_tuple(repeats.tolist() if isinstance(repeats, mx.array) else repeats,
+                      "repeat", "repeats")
+    if any(r < 0 for r in reps):
+        raise ValueError(f"repeat: repeats must be non-negative, got {repeats!r}")
+    out_shape = list(x.shape)
+    out_shape[ax] = n * reps[0] if len(reps) == 1 else sum(reps)
+    check_fits(out_shape, x.dtype, "repeat")
+    if len(reps) == 1:
+        return _repeat_each(x, ax, reps[0])
+    if not n and not reps:
+        return x
+    if len(reps) != n:
+        raise ValueError(
+            f"repeat: repeats has {len(reps)} counts but axis {ax} has size {n}")
+    # Split at changes of the count, so that each group repeats uniformly.
+    starts = [0] + [i for i in range(1, n) if reps[i] != reps[i - 1]]
+    groups = lax.split(x, tuple(starts[1:]), ax)
+    pieces = [_repeat_each(g, ax, reps[s]) for g, s in zip(groups, starts) if reps[s]]
+    if not pieces:
+        return lax.static_slice(x, _along(ax, slice(0, 0)))
+    return lax.concatenate(pieces, ax)
