@@ -13,7 +13,6 @@ levels never mix, which is what rules out perturbation confusion.
 
 from __future__ import annotations
 
-import inspect
 import os
 import re
 import traceback
@@ -92,10 +91,11 @@ class Primitive:
     - ``jvp(primals, tangents, **params) -> (out, tangent_out)``: forward mode.
       A tangent of ``None`` is a symbolic zero; the rule may return ``None``.
     - ``vjp(ct, out, *primals, **params) -> tuple``: reverse mode, one
-      cotangent (or ``None`` for zero / not differentiable) per primal. A rule
-      with a keyword-only parameter ``needed`` is also told which primals
-      need a cotangent (a tuple of bools, as MLX's ``argnums``), so that it
-      computes none for the others: constants, data, Python scalars.
+      cotangent (or ``None`` for zero / not differentiable) per primal. It is
+      told, as the keyword ``needed`` (a tuple of bools, as MLX's
+      ``argnums``), which primals need a cotangent: traced floating values,
+      not constants, data, integers or Python scalars, so it computes none
+      for the others and never checks dtypes itself.
     - ``vjp_fwd(primals, **params) -> (out, residuals, vjp_params)``: optional,
       for primitives whose VJP needs more than their inputs (``jit``'s
       intermediate values): reverse mode then runs it instead of ``impl`` and
@@ -120,7 +120,7 @@ class Primitive:
     """
 
     __slots__ = (
-        "name", "impl", "jvp", "_vjp", "vjp_takes_needed", "vjp_fwd", "batch",
+        "name", "impl", "jvp", "vjp", "vjp_fwd", "batch",
         "_abstract_eval", "multiple_results", "elementwise", "lowering", "needs_host",
     )
 
@@ -153,16 +153,6 @@ class Primitive:
 
     def __repr__(self) -> str:
         return self.name
-
-    @property
-    def vjp(self) -> Callable | None:
-        return self._vjp
-
-    @vjp.setter
-    def vjp(self, rule: Callable | None) -> None:
-        self._vjp = rule
-        self.vjp_takes_needed = rule is not None and (
-            "needed" in inspect.signature(rule).parameters)
 
     def bind(self, *args: Any, **params: Any) -> Any:
         if not _stack:  # the eager fast path: no transform is active

@@ -225,7 +225,7 @@ def _cond_vjp_fwd(primals, branches):
 
 
 @cond_p.def_vjp
-def _cond_vjp(cts, out, index, *residuals, branches, nonzero):
+def _cond_vjp(cts, out, index, *residuals, branches, nonzero, needed):
     cts = [lax.zeros_like(o) if c is None else c for c, o in zip(cts, out)]
     in_cts = iter(cond_p.bind(index, *residuals, *cts, branches=branches))
     return (None, *[next(in_cts) if nz else None for nz in nonzero])

@@ -174,7 +174,7 @@ def _while_vjp_fwd(primals, **params):
 
 
 @while_p.def_vjp
-def _while_vjp(cts, out, *residuals, **params):
+def _while_vjp(cts, out, *residuals, needed, **params):
     _while_vjp_fwd(())  # never reached: the forward pass refuses first
 
 

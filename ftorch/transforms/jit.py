@@ -88,7 +88,7 @@ def _jit_vjp_fwd(primals, graph):
 
 
 @jit_p.def_vjp
-def _jit_vjp(cts, out, *residuals, graph, nonzero):
+def _jit_vjp(cts, out, *residuals, graph, nonzero, needed):
     # Cotangents that are symbolic zeros are passed as zeros: the backward
     # graph was built for all outputs at once.
     cts = [lax.zeros_like(o) if c is None else c for c, o in zip(cts, out)]

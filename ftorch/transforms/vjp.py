@@ -135,11 +135,8 @@ def backward(roots: list, cotangents: list, inputs: list[Node]) -> list:
         cts = acc.pop(id(node))
         prim = node.prim
         ct = cts if prim.multiple_results else cts[0]
-        if prim.vjp_takes_needed:
-            needed = tuple(p is not None for p in node.parents)
-            cts_in = prim.vjp(ct, node.out, *node.saved, needed=needed, **node.params)
-        else:
-            cts_in = prim.vjp(ct, node.out, *node.saved, **node.params)
+        needed = tuple(p is not None for p in node.parents)
+        cts_in = prim.vjp(ct, node.out, *node.saved, needed=needed, **node.params)
         for parent, ct_in in zip(node.parents, cts_in):
             if parent is not None and ct_in is not None:
                 accumulate(parent[0], parent[1], ct_in)
