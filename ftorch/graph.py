@@ -343,6 +343,23 @@ def typecheck(graph: Graph) -> Graph:
     return graph
 
 
+def split_by_dependence(eqns: Sequence[Eqn], sources: Sequence[Var]
+                        ) -> tuple[list[Eqn], list[Eqn], set[int]]:
+    """``eqns`` (in order) split into those that do not depend on any of
+    ``sources`` and those that do, and the ids of every variable that does
+    (the sources included): how the VJP split finds the backward pass and a
+    loop finds the work that does not depend on its carry."""
+    dependent = {id(v) for v in sources}
+    free, tied = [], []
+    for eqn in eqns:
+        if any(id(a) in dependent for a in eqn.inputs):
+            dependent.update(id(v) for v in eqn.outs)
+            tied.append(eqn)
+        else:
+            free.append(eqn)
+    return free, tied, dependent
+
+
 def dce(graph: Graph) -> Graph:
     """Drop equations whose results are never used, and unused constants.
     Inputs stay: they are the graph's signature."""

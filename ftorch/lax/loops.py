@@ -38,7 +38,15 @@ import ftorch.primitives as lax
 from ftorch import numpy as fnp
 from ftorch import tree
 from ftorch.core import Primitive, ShapeDtypeStruct, Tracer, aval_of, format_aval, is_floating
-from ftorch.graph import Graph, Var, dce, evaluate, fuse_summed_matmuls, lower
+from ftorch.graph import (
+    Graph,
+    Var,
+    dce,
+    evaluate,
+    fuse_summed_matmuls,
+    lower,
+    split_by_dependence,
+)
 from ftorch.lax.common import (
     check_same_avals,
     flatten_leaves,
@@ -422,14 +430,7 @@ class _LoopPlan:
                 acc_terms[j] = term
         self.accumulators = sorted(acc_terms)
         # Phase 1: equations that do not depend on the carry.
-        on_carry = {id(v) for v in carry}
-        first, rest = [], []
-        for e in graph.eqns:
-            if any(id(a) in on_carry for a in e.inputs):
-                on_carry.update(id(v) for v in e.outs)
-                rest.append(e)
-            else:
-                first.append(e)
+        first, rest, _ = split_by_dependence(graph.eqns, carry)
         # Phase 2: what the next (non-accumulator) carry needs.
         needed = {id(o) for j, o in enumerate(carry_outs) if j not in acc_terms}
         loop_eqns = []
@@ -540,13 +541,7 @@ class _VJPPlan:
         fwd, bwd, nonzero = vjp_graph(graph)
         n_out = len(graph.outs)
         res = fwd.outs[n_out:]
-        varying = {id(v) for v in fwd.in_vars[n_consts:]}
-        invariant_eqns = []
-        for e in fwd.eqns:
-            if any(id(a) in varying for a in e.inputs):
-                varying.update(id(o) for o in e.outs)
-            else:
-                invariant_eqns.append(e)
+        invariant_eqns, _, varying = split_by_dependence(fwd.eqns, fwd.in_vars[n_consts:])
         self.inv_idx = [k for k, r in enumerate(res) if id(r) not in varying]
         self.var_idx = [k for k, r in enumerate(res) if id(r) in varying]
         self.invariant = dce(Graph(fwd.in_vars[:n_consts], fwd.const_vars, fwd.consts,

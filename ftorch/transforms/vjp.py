@@ -29,7 +29,7 @@ from ftorch.core import (
     is_floating,
     new_main,
 )
-from ftorch.graph import Graph, Var, dce, evaluate
+from ftorch.graph import Graph, Var, dce, evaluate, split_by_dependence
 from ftorch.transforms import _util
 from ftorch.transforms.jvp import _per_argnums, jacfwd
 from ftorch.transforms.staging import checked, derive
@@ -210,14 +210,7 @@ def vjp_graph(graph: Graph) -> tuple[Graph, Graph, list[bool]]:
     joint, nonzero = derive(graph, ("vjp",), make)
     primals, cts = joint.in_vars[:n_in], joint.in_vars[n_in:]
     n_out = len(graph.outs)
-    on_ct_path = {id(v) for v in cts}
-    fwd_eqns, bwd_eqns = [], []
-    for eqn in joint.eqns:
-        if any(id(a) in on_ct_path for a in eqn.inputs):
-            on_ct_path.update(id(v) for v in eqn.outs)
-            bwd_eqns.append(eqn)
-        else:
-            fwd_eqns.append(eqn)
+    fwd_eqns, bwd_eqns, on_ct_path = split_by_dependence(joint.eqns, cts)
     # Residuals: forward values (not constants) that the backward pass reads.
     const_ids = {id(v) for v in joint.const_vars}
     residuals, seen = [], set()
