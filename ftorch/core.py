@@ -726,7 +726,7 @@ def global_random_key() -> Any:
     return _RANDOM_STATE[0]
 
 
-FLOATING = (mx.float16, mx.bfloat16, mx.float32, mx.float64)
+FLOATING = frozenset((mx.float16, mx.bfloat16, mx.float32, mx.float64))
 
 
 def is_floating(dtype: mx.Dtype) -> bool:
