@@ -29,7 +29,7 @@ import ftorch.primitives as lax
 from ftorch import numpy as fnp
 from ftorch import tree
 from ftorch.core import Primitive, Tracer, aval_of, format_aval, is_floating
-from ftorch.graph import evaluate, lower, needs_host
+from ftorch.graph import Graph, evaluate, lower, needs_host
 from ftorch.lax.common import check_same_avals, flatten_leaves, padded, stage_function
 from ftorch.primitives._rules import move_bdim
 from ftorch.transforms.jvp import jvp_graph
@@ -135,9 +135,13 @@ def _leaf_names(out_tree: Any) -> list[str]:
 # ----------------------------------------------------------------------------
 
 
+def _taken(index: mx.array, branches: tuple) -> Graph:
+    """The branch a concrete index picks, clamped into range."""
+    return branches[min(max(int(index.item()), 0), len(branches) - 1)]
+
+
 def _cond_impl(index, *ops, branches):
-    i = min(max(int(index.item()), 0), len(branches) - 1)
-    return evaluate(branches[i], ops)
+    return evaluate(_taken(index, branches), ops)
 
 
 cond_p = Primitive("cond", _cond_impl, multiple_results=True,
@@ -148,7 +152,7 @@ def _cond_lowering(index, *ops, branches):
     if any(needs_host(g) for g in branches):
         # A branch that reads the host runs between compiled segments, on
         # concrete values: run only the branch taken (another may not end).
-        return lower(branches[min(max(int(index.item()), 0), len(branches) - 1)])(*ops)
+        return lower(_taken(index, branches))(*ops)
     outs = [lower(g)(*ops) for g in branches]
     result = outs[-1]
     for i in range(len(branches) - 2, -1, -1):
