@@ -31,6 +31,7 @@ from ftorch.config import config
 from ftorch.transforms.staging import ConcretizationError
 from ftorch import numpy
 from ftorch import lax
+from ftorch import random
 from ftorch.numpy import stop_gradient
 from ftorch import nn
 
@@ -39,7 +40,7 @@ __version__ = "0.1.0"
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "vmap",
     "jit", "make_graph", "eval_shape", "config", "stop_gradient", "tree", "numpy", "nn",
-    "ShapeDtypeStruct", "ConcretizationError", "LeakedTracerError", "info", "lax",
+    "ShapeDtypeStruct", "ConcretizationError", "LeakedTracerError", "info", "lax", "random",
 ]
 
 

@@ -292,6 +292,12 @@ def _leak_error(main: MainTrace) -> LeakedTracerError:
     )
 
 
+# mx.random's samplers (MLX names them mlx.core.<name> in its errors).
+_MLX_RANDOM = frozenset({"bernoulli", "categorical", "gumbel", "laplace", "multivariate_normal",
+                         "normal", "permutation", "randint", "split", "truncated_normal",
+                         "uniform"})
+
+
 def _foreign_call_message(value: str, callee: str, where: str) -> str:
     """Why ``callee`` (an MLX or NumPy function) cannot take ``value`` (a traced
     value), and what to call instead: the ftorch.numpy functions named on the
@@ -301,6 +307,13 @@ def _foreign_call_message(value: str, callee: str, where: str) -> str:
     # the user's line under the usual module aliases.
     called = re.findall(r"^mlx\.core\.(\w+)\(", callee) or re.findall(
         r"\b(?:mx|mlx\.core|np|numpy)\.(\w+)\s*\(", where)
+    if re.search(r"\b(?:mx|mlx\.core)\.random\.", where) or any(
+            n in _MLX_RANDOM for n in called):
+        return (
+            f"{callee} was given {value} at {where}. mx.random cannot draw from a traced "
+            "key (or with traced parameters): use ftorch.random with the same key "
+            "(import ftorch.random; ftorch.random.normal(key, shape), ...), which draws "
+            "the same numbers as mx.random and works under jit and vmap.")
     names = sorted({n for n in called if hasattr(fnp, n)})
     instead = (", ".join(f"fnp.{n}" for n in names) if names
                else "the ftorch.numpy function of the same name")

@@ -1,0 +1,48 @@
+"""Rule cases for the samplers of ftorch.random.
+
+Each case draws from a key given as a float argument (integers plus 0.5, so
+finite differences never cross into another key): cast to uint32 inside the
+case, the key is traced, and the vmap check batches it (a batch of keys).
+The drawn numbers are then used with the case's float argument ``x``, the
+differentiable path.
+"""
+
+import mlx.core as mx
+import numpy as np
+from harness import Case, floats, shapes
+from hypothesis import strategies as st
+
+import ftorch.numpy as fnp
+import ftorch.random as random
+
+
+def as_key(kf):
+    return fnp.astype(kf, mx.uint32)
+
+
+@st.composite
+def x_and_key(draw):
+    x = draw(floats(shapes(1, 2)))
+    k = np.floor(draw(floats((2,), 0.0, 50.0))) + 0.5
+    return x, k
+
+
+CASES = [
+    Case("random_normal", lambda x, k: random.normal(as_key(k), x.shape) * x, x_and_key()),
+    Case("random_normal", lambda x, k: random.normal(as_key(k), x.shape, loc=x, scale=x * x),
+         x_and_key(), name="random_normal-loc-scale"),
+    Case("random_uniform", lambda x, k: random.uniform(as_key(k), x.shape, minval=x,
+                                                       maxval=x + 2.0), x_and_key()),
+    Case("random_gumbel", lambda x, k: random.gumbel(as_key(k), x.shape) * x, x_and_key()),
+    Case("random_bernoulli",
+         lambda x, k: fnp.where(random.bernoulli(as_key(k), 0.3, x.shape), x, -x), x_and_key()),
+    Case("random_randint",
+         lambda x, k: random.randint(as_key(k), x.shape, 0, 5).astype(x.dtype) * x, x_and_key()),
+    Case("random_categorical",
+         lambda x, k: random.categorical(as_key(k), mx.array([0.0, 1.0, 2.0]), shape=x.shape)
+         .astype(x.dtype) * x, x_and_key()),
+    Case("random_truncated_normal",
+         lambda x, k: random.truncated_normal(as_key(k), -1.0, 2.0, x.shape) * x, x_and_key()),
+    Case("random_split",
+         lambda x, k: random.normal(random.split(as_key(k), 3)[1], x.shape) * x, x_and_key()),
+]
