@@ -58,10 +58,12 @@ def _all() -> dict[str, Workload]:
         per_example,
         rnn,
         rnn_scan,
+        sampling,
         transformer,
     )
 
-    mods = (chain, mlp_train, per_example, hvp, transformer, rnn, rnn_scan, jit_overhead)
+    mods = (chain, mlp_train, per_example, hvp, transformer, rnn, rnn_scan, sampling,
+            jit_overhead)
     return {m.WORKLOAD.name: m.WORKLOAD for m in mods if m.WORKLOAD}
 
 
