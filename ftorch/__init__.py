@@ -32,6 +32,7 @@ from ftorch.transforms.staging import ConcretizationError
 from ftorch import numpy
 from ftorch import lax
 from ftorch import random
+from ftorch.custom import custom_jvp, custom_vjp
 from ftorch.numpy import stop_gradient
 from ftorch import nn
 
@@ -41,6 +42,7 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "vmap",
     "jit", "make_graph", "eval_shape", "config", "stop_gradient", "tree", "numpy", "nn",
     "ShapeDtypeStruct", "ConcretizationError", "LeakedTracerError", "info", "lax", "random",
+    "custom_jvp", "custom_vjp",
 ]
 
 

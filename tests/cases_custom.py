@@ -1,0 +1,44 @@
+"""Rule cases for the primitives that carry user rules.
+
+The custom_jvp case's rule is the true derivative, so every check applies
+(reverse mode transposes the rule). The custom_vjp case has no forward mode
+(as in JAX), so only the vmap check runs here; tests/test_custom.py checks
+its reverse mode against the known answer."""
+
+from harness import Case, broadcastable, floats, shapes
+from hypothesis import strategies as st
+
+import ftorch as ft
+import ftorch.numpy as fnp
+
+
+@ft.custom_jvp
+def tanh_times(x, y):
+    return fnp.tanh(x) * y
+
+
+@tanh_times.defjvp
+def _tanh_times_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    t = fnp.tanh(x)
+    return t * y, (1 - t * t) * y * tx + t * ty
+
+
+@ft.custom_vjp
+def scaled(x, y):
+    return fnp.tanh(x) * y
+
+
+scaled.defvjp(lambda x, y: (fnp.tanh(x) * y, (x, y)),
+              lambda res, ct: (ct * (1 - fnp.tanh(res[0]) ** 2) * res[1], ct * fnp.tanh(res[0])))
+
+@st.composite
+def same_shape_pair(draw):
+    shape = draw(shapes())
+    return draw(floats(shape)), draw(floats(shape))
+
+
+CASES = [
+    Case("custom_jvp_call", tanh_times, broadcastable(2)),
+    Case("custom_vjp_call", scaled, same_shape_pair(), fd=False, vjp=False),
+]
