@@ -8,8 +8,8 @@ from benchmarks.workloads import Workload, mlx_side
 STEPS, BATCH, N_IN, HIDDEN = 128, 16, 32, 128
 
 
-def inputs(rng):
-    return {"xs": rng.standard_normal((STEPS, BATCH, N_IN)).astype("float32"),
+def inputs(rng, steps=STEPS):
+    return {"xs": rng.standard_normal((steps, BATCH, N_IN)).astype("float32"),
             "y": rng.standard_normal((BATCH, 1)).astype("float32"),
             "wx": (rng.standard_normal((N_IN, HIDDEN)) * N_IN ** -0.5).astype("float32"),
             "wh": (rng.standard_normal((HIDDEN, HIDDEN)) * HIDDEN ** -0.5).astype("float32"),

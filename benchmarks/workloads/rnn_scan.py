@@ -4,19 +4,14 @@ Python loop (MLX has no loop construct)."""
 
 from __future__ import annotations
 
-from benchmarks.workloads import Workload, mlx_side
-from benchmarks.workloads.rnn import BATCH, HIDDEN, N_IN, _args, make_loss
+from benchmarks.workloads import Workload, mlx_side, rnn
+from benchmarks.workloads.rnn import _args, make_loss
 
 STEPS = 256
 
 
 def inputs(rng):
-    return {"xs": rng.standard_normal((STEPS, BATCH, N_IN)).astype("float32"),
-            "y": rng.standard_normal((BATCH, 1)).astype("float32"),
-            "wx": (rng.standard_normal((N_IN, HIDDEN)) * N_IN ** -0.5).astype("float32"),
-            "wh": (rng.standard_normal((HIDDEN, HIDDEN)) * HIDDEN ** -0.5).astype("float32"),
-            "b": (rng.standard_normal(HIDDEN) * 0.1).astype("float32"),
-            "wo": (rng.standard_normal((HIDDEN, 1)) * HIDDEN ** -0.5).astype("float32")}
+    return rnn.inputs(rng, STEPS)
 
 
 def make_scan_loss(lib, scan):
