@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from ftorch.core import ShapeDtypeStruct, aval_of, format_aval
+from ftorch.core import ShapeDtypeStruct, format_aval
 from ftorch.graph import Graph, Var, simplify
 from ftorch.transforms import _util
 from ftorch.transforms.staging import checked, stage
@@ -35,15 +35,6 @@ def stage_function(f: Callable, in_avals: Sequence[ShapeDtypeStruct], in_tree: A
     flat_f, out_info = _util.flatten_fun(f, in_tree, flatten_out)
     graph, hoisted = stage(flat_f, in_avals, fname)
     return Staged(checked(simplify(graph)), hoisted, out_info.value)
-
-
-def flatten_leaves(value: Any, what: str) -> tuple[list, Any]:
-    """Array leaves of a pytree (Python scalars become arrays) and its tree."""
-    return _util.flatten_arrays(value, what)
-
-
-def avals(leaves: Sequence) -> list[ShapeDtypeStruct]:
-    return [aval_of(x) for x in leaves]
 
 
 def check_same_avals(fname: str, what: str, names: Sequence[str],

@@ -30,8 +30,9 @@ from ftorch import numpy as fnp
 from ftorch import tree
 from ftorch.core import Primitive, Tracer, aval_of, format_aval, is_floating
 from ftorch.graph import Graph, evaluate, lower, needs_host
-from ftorch.lax.common import check_same_avals, flatten_leaves, padded, stage_function
+from ftorch.lax.common import check_same_avals, padded, stage_function
 from ftorch.primitives._rules import move_bdim
+from ftorch.transforms import _util
 from ftorch.transforms.jvp import jvp_graph
 from ftorch.transforms.staging import derive
 from ftorch.transforms.vjp import vjp_graph
@@ -101,14 +102,14 @@ def _scalar_operand(x: Any, fname: str, name: str) -> Any:
 
 
 def _switch(index: Any, funs: tuple, operands: tuple, fname: str, names: tuple) -> Any:
-    leaves, in_tree = flatten_leaves(operands, "operands")
+    leaves, in_tree = _util.flatten_arrays(operands, "operands")
     in_avals = [aval_of(x) for x in leaves]
     staged = [stage_function(fun, in_avals, in_tree, f"{fname} {name}",
-                             lambda out: flatten_leaves(out, "output"))
+                             lambda out: _util.flatten_arrays(out, "output"))
               for fun, name in zip(funs, names)]
     first = staged[0]
     for s, name in zip(staged[1:], names[1:]):
-        out_names = _leaf_names(first.out_tree)
+        out_names = _util.leaf_names(first.out_tree, "output")
         check_same_avals(fname, "the branches' outputs", out_names,
                          (first.out_tree, first.graph.out_avals, f"from {names[0]}"),
                          (s.out_tree, s.graph.out_avals, f"from {name}"))
@@ -124,10 +125,6 @@ def _switch(index: Any, funs: tuple, operands: tuple, fname: str, names: tuple) 
         graphs.append(padded(g, after_own, at=len(before) + len(s.hoisted)))
     outs = cond_p.bind(index, *hoisted, *leaves, branches=tuple(graphs))
     return tree.unflatten(first.out_tree, outs)
-
-
-def _leaf_names(out_tree: Any) -> list[str]:
-    return ["output" + "".join(f"[{p!r}]" for p in path) for path in out_tree.paths()]
 
 
 # ----------------------------------------------------------------------------

@@ -49,7 +49,6 @@ from ftorch.graph import (
 )
 from ftorch.lax.common import (
     check_same_avals,
-    flatten_leaves,
     padded,
     permuted,
     split,
@@ -64,10 +63,6 @@ from ftorch.transforms.vmap import batch_graph
 from ftorch.transforms.vmap import vmap as _vmap
 
 __all__ = ["while_loop", "fori_loop", "scan", "map", "while_p", "scan_p"]
-
-
-def _names(treedef: Any, what: str) -> list[str]:
-    return _util.leaf_names(treedef, what)
 
 
 # ----------------------------------------------------------------------------
@@ -90,13 +85,14 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     """
     _util.check_callable(cond_fun, "while_loop")
     _util.check_callable(body_fun, "while_loop")
-    leaves, init_tree = flatten_leaves(init_val, "init_val")
+    leaves, init_tree = _util.flatten_arrays(init_val, "init_val")
     in_avals = [aval_of(x) for x in leaves]
     arg_tree = tree.structure((init_val,))
     c = stage_function(cond_fun, in_avals, arg_tree, "while_loop cond_fun", _predicate)
     b = stage_function(body_fun, in_avals, arg_tree, "while_loop body_fun",
-                       lambda out: flatten_leaves(out, "body_fun output"))
-    check_same_avals("while_loop", "body_fun's output and init_val", _names(init_tree, "carry"),
+                       lambda out: _util.flatten_arrays(out, "body_fun output"))
+    check_same_avals("while_loop", "body_fun's output and init_val",
+                     _util.leaf_names(init_tree, "carry"),
                      (init_tree, in_avals, "in init_val"),
                      (b.out_tree, b.graph.out_avals, "in body_fun's output"))
     outs = while_p.bind(*c.hoisted, *b.hoisted, *leaves, cond_graph=c.graph,
@@ -282,9 +278,9 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
         unroll = length if unroll else 1
     if not (unroll is None or isinstance(unroll, int)) or (isinstance(unroll, int) and unroll < 1):
         raise ValueError(f"scan: unroll must be a positive int or a bool, got {unroll!r}")
-    x_leaves, x_tree = flatten_leaves(xs, "xs")
+    x_leaves, x_tree = _util.flatten_arrays(xs, "xs")
     length = _scan_length(x_leaves, x_tree, length)
-    c_leaves, c_tree = flatten_leaves(init, "init")
+    c_leaves, c_tree = _util.flatten_arrays(init, "init")
     c_avals = [aval_of(x) for x in c_leaves]
     x_avals = [ShapeDtypeStruct(tuple(aval_of(x).shape[1:]), aval_of(x).dtype) for x in x_leaves]
     in_tree = tree.structure((init, xs))
@@ -293,14 +289,14 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise TypeError("scan: f must return a pair (carry, y), got "
                             f"{type(out).__name__}")
-        carry_leaves, carry_tree = flatten_leaves(out[0], "f's output carry")
-        y_leaves, y_tree = flatten_leaves(out[1], "f's output y")
+        carry_leaves, carry_tree = _util.flatten_arrays(out[0], "f's output carry")
+        y_leaves, y_tree = _util.flatten_arrays(out[1], "f's output y")
         return carry_leaves + y_leaves, (carry_tree, y_tree)
 
     body = stage_function(f, c_avals + x_avals, in_tree, "scan f", flatten_out)
     carry_tree, y_tree = body.out_tree
     n_carry = len(c_leaves)
-    check_same_avals("scan", "f's output carry and init", _names(c_tree, "carry"),
+    check_same_avals("scan", "f's output carry and init", _util.leaf_names(c_tree, "carry"),
                      (c_tree, c_avals, "in init"),
                      (carry_tree, body.graph.out_avals[:carry_tree.num_leaves],
                       "in f's output carry"))
@@ -311,7 +307,7 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
 
 
 def _scan_length(x_leaves: list, x_tree: Any, length: Any) -> int:
-    names = _names(x_tree, "xs")
+    names = _util.leaf_names(x_tree, "xs")
     sizes = {}
     for name, x in zip(names, x_leaves):
         if x.ndim == 0:
@@ -756,7 +752,7 @@ def map(f: Callable, xs: Any, batch_size: int | None = None) -> Any:
         return scan(lambda _, x: ((), f(x)), (), xs)[1]
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ValueError(f"map: batch_size must be a positive int, got {batch_size!r}")
-    leaves, x_tree = flatten_leaves(xs, "xs")
+    leaves, x_tree = _util.flatten_arrays(xs, "xs")
     n = _scan_length(leaves, x_tree, None)
     n_main = (n // batch_size) * batch_size
     batched_f = _vmap(f)
