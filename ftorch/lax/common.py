@@ -1,40 +1,14 @@
-"""What the control-flow primitives share: staging a user's function into a
-closed graph, checking that two pytrees of avals agree, and small graph
-surgery (reordering a graph's inputs and outputs, padding it with inputs
-it ignores)."""
+"""What the control-flow primitives share: checking that two pytrees of
+avals agree, and small graph surgery (reordering a graph's inputs and
+outputs, padding it with inputs it ignores)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from typing import Any
 
 from ftorch.core import ShapeDtypeStruct, format_aval
-from ftorch.graph import Graph, Var, simplify
-from ftorch.transforms import _util
-from ftorch.transforms.staging import checked, stage
-
-
-class Staged(NamedTuple):
-    """A user function staged into a graph.
-
-    The graph's inputs are ``hoisted`` (values of enclosing transforms the
-    function closes over, passed as leading operands) followed by the
-    function's argument leaves; ``out_tree`` is the structure of its result
-    (whatever ``flatten_out`` made of it)."""
-
-    graph: Graph
-    hoisted: list
-    out_tree: Any
-
-
-def stage_function(f: Callable, in_avals: Sequence[ShapeDtypeStruct], in_tree: Any,
-                   fname: str, flatten_out: Callable[[Any], tuple[list, Any]]) -> Staged:
-    """Stage ``f(*unflatten(in_tree, leaves))`` once, whatever the number of
-    times the control flow will run it. ``flatten_out(result)`` returns the
-    output leaves and what ``out_tree`` records."""
-    flat_f, out_info = _util.flatten_fun(f, in_tree, flatten_out)
-    graph, hoisted = stage(flat_f, in_avals, fname)
-    return Staged(checked(simplify(graph)), hoisted, out_info.value)
+from ftorch.graph import Graph, Var
 
 
 def check_same_avals(fname: str, what: str, names: Sequence[str],

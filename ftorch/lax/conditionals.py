@@ -30,11 +30,11 @@ from ftorch import numpy as fnp
 from ftorch import tree
 from ftorch.core import Primitive, Tracer, aval_of, format_aval, is_floating
 from ftorch.graph import Graph, evaluate, lower, needs_host
-from ftorch.lax.common import check_same_avals, padded, stage_function
+from ftorch.lax.common import check_same_avals, padded
 from ftorch.primitives._rules import move_bdim
 from ftorch.transforms import _util
 from ftorch.transforms.jvp import jvp_graph
-from ftorch.transforms.staging import derive
+from ftorch.transforms.staging import derive, stage_function
 from ftorch.transforms.vjp import vjp_graph
 from ftorch.transforms.vmap import batch_graph
 

@@ -52,12 +52,11 @@ from ftorch.lax.common import (
     padded,
     permuted,
     split,
-    stage_function,
 )
 from ftorch.primitives._rules import move_bdim
 from ftorch.transforms import _util
 from ftorch.transforms.jvp import jvp_graph
-from ftorch.transforms.staging import derive
+from ftorch.transforms.staging import derive, stage_function
 from ftorch.transforms.vjp import vjp_graph
 from ftorch.transforms.vmap import batch_graph
 from ftorch.transforms.vmap import vmap as _vmap

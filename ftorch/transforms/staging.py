@@ -1,4 +1,5 @@
-"""Staging: tracing a function into a ``Graph`` (``stage``, ``make_graph``,
+"""Staging: tracing a function into a ``Graph`` (``stage``, and
+``stage_function`` for a user's function of pytrees; ``make_graph``,
 ``eval_shape``), and deriving graphs from graphs (``derive``).
 
 A ``StagingTracer`` stands for a graph variable: only its shape and dtype
@@ -8,8 +9,8 @@ being staged, every op inside it is staged, also ops on constants (the
 staging main is "dynamic", see ``core.new_main``); ``simplify`` folds those
 back into constants.
 
-``jit`` and the control-flow primitives of ``ftorch.lax`` stage their
-functions here; the graph transforms (``jvp_graph``, ``vjp_graph``,
+``jit``, ``checkpoint`` and the control-flow primitives of ``ftorch.lax``
+stage their functions here; the graph transforms (``jvp_graph``, ``vjp_graph``,
 ``batch_graph``) stage an interpreter running over a graph, through
 ``derive``.
 """
@@ -17,7 +18,7 @@ functions here; the graph transforms (``jvp_graph``, ``vjp_graph``,
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import mlx.core as mx
 import numpy as np
@@ -213,6 +214,29 @@ def stage(f: Callable, in_avals: Sequence[ShapeDtypeStruct], fname: str = "<func
     graph = Graph([v for v, _ in hoisted] + builder.in_vars, [v for v, _ in consts],
                   [c for _, c in consts], builder.eqns, out_atoms)
     return graph, [c for _, c in hoisted]
+
+
+class Staged(NamedTuple):
+    """A user function staged into a graph.
+
+    The graph's inputs are ``hoisted`` (values of enclosing transforms the
+    function closes over, passed as leading operands) followed by the
+    function's argument leaves; ``out_tree`` is the structure of its result
+    (whatever ``flatten_out`` made of it)."""
+
+    graph: Graph
+    hoisted: list
+    out_tree: Any
+
+
+def stage_function(f: Callable, in_avals: Sequence[ShapeDtypeStruct], in_tree: Any,
+                   fname: str, flatten_out: Callable[[Any], tuple[list, Any]]) -> Staged:
+    """Stage ``f(*unflatten(in_tree, leaves))`` once, whatever the number of
+    times the control flow will run it. ``flatten_out(result)`` returns the
+    output leaves and what ``out_tree`` records."""
+    flat_f, out_info = _util.flatten_fun(f, in_tree, flatten_out)
+    graph, hoisted = stage(flat_f, in_avals, fname)
+    return Staged(checked(simplify(graph)), hoisted, out_info.value)
 
 
 def _python_scalar_like(dtype: mx.Dtype) -> bool | int | float | complex:
