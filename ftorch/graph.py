@@ -139,6 +139,8 @@ def _format_param(value: Any) -> str:
         return "{ " + format_graph(value, indent="      ") + " }"
     if isinstance(value, mx.Dtype):
         return DTYPE_SHORT_NAMES.get(value, str(value))
+    if callable(value) and hasattr(value, "__qualname__"):  # a user's rule or policy
+        return value.__qualname__
     return repr(value)
 
 
