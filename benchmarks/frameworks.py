@@ -46,6 +46,11 @@ class Framework:
     def version(self) -> str:
         raise NotImplementedError
 
+    def peak_memory(self, step: Any) -> float | None:
+        """Bytes allocated at the peak of one call of ``step``, beyond what
+        was allocated before it; ``None`` where the framework cannot tell."""
+        return None
+
 
 class MLX(Framework):
     name = "mlx"
@@ -65,6 +70,14 @@ class MLX(Framework):
 
     def version(self):
         return f"mlx {mx.__version__} on {mx.default_device()}"
+
+    def peak_memory(self, step):
+        mx.synchronize()
+        mx.reset_peak_memory()
+        base = mx.get_active_memory()
+        out = step()
+        mx.eval(out)
+        return mx.get_peak_memory() - base
 
 
 class FTorch(MLX):

@@ -30,6 +30,8 @@ class Workload:
     targets: tuple[tuple[str, float], ...] = (("eager", 1.3), ("jit", 1.05))
     #: how far results may differ between frameworks (relative to their largest magnitude).
     rtol: float = 2e-3
+    #: also report each framework's peak memory in one step (where it can tell).
+    memory: bool = False
 
 
 def mlx_side(fw) -> Any:
@@ -41,17 +43,21 @@ def mlx_side(fw) -> Any:
         import ftorch.numpy as fnp
 
         return SimpleNamespace(lib=fnp, value_and_grad=ft.value_and_grad, grad=ft.grad,
-                               vmap=ft.vmap, jit=ft.jit, tree_map=ft.tree.map)
+                               vmap=ft.vmap, jit=ft.jit, tree_map=ft.tree.map,
+                               checkpoint=ft.checkpoint)
     import mlx.core as mx
     from mlx.utils import tree_map
 
     return SimpleNamespace(lib=mx, value_and_grad=mx.value_and_grad, grad=mx.grad,
-                           vmap=mx.vmap, jit=mx.compile, tree_map=tree_map)
+                           vmap=mx.vmap, jit=mx.compile, tree_map=tree_map,
+                           checkpoint=mx.checkpoint)
 
 
 def _all() -> dict[str, Workload]:
     from benchmarks.workloads import (
         chain,
+        deep_mlp,
+        deep_mlp_remat,
         hvp,
         jit_overhead,
         mlp_train,
@@ -63,7 +69,7 @@ def _all() -> dict[str, Workload]:
     )
 
     mods = (chain, mlp_train, per_example, hvp, transformer, rnn, rnn_scan, sampling,
-            jit_overhead)
+            deep_mlp, deep_mlp_remat, jit_overhead)
     return {m.WORKLOAD.name: m.WORKLOAD for m in mods if m.WORKLOAD}
 
 
