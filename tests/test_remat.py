@@ -177,3 +177,15 @@ def test_checkpointing_lowers_peak_memory(jitted):
     close(ckpt(ws, x), plain(ws, x), 1e-4)
     plain_mib, ckpt_mib = _peak_mib(plain, ws, x), _peak_mib(ckpt, ws, x)
     assert ckpt_mib < 0.7 * plain_mib, (plain_mib, ckpt_mib)
+
+
+def test_checkpointed_scan_body():
+    def loss(w, xs, wrap):
+        step = wrap(lambda c, x: (fnp.tanh(c @ w + x), fnp.sum(c)))
+        c, ys = lax.scan(step, mx.ones(3), xs)
+        return fnp.sum(c) + fnp.sum(ys)
+
+    w, xs = mx.eye(3) * 0.5 + 0.1, mx.ones((5, 3))
+    expected = ft.grad(loss)(w, xs, lambda f: f)
+    close(ft.grad(loss)(w, xs, ft.checkpoint), expected)
+    close(ft.jit(ft.grad(loss), static_argnums=2)(w, xs, ft.checkpoint), expected)
