@@ -1,0 +1,28 @@
+"""``ftorch.optim``: optimizers as pure functions, in optax's form.
+
+A ``GradientTransformation`` is ``init(params) -> state`` and
+``update(grads, state, params=None) -> (updates, state)``;
+``apply_updates(params, updates)`` takes the step. States are pytrees of
+arrays, so a train step is jittable as it is, and the named optimizers keep
+their hyperparameters (the learning rate, ...) in the state as arrays: set
+``state.hyperparams["learning_rate"]`` to change it without a retrace.
+
+>>> import ftorch as ft, ftorch.numpy as fnp, ftorch.optim as optim, mlx.core as mx
+>>> opt = optim.sgd(0.5)
+>>> params = {"w": mx.array([2.0])}
+>>> state = opt.init(params)
+>>> grads = ft.grad(lambda p: fnp.sum(p["w"] ** 2))(params)
+>>> updates, state = opt.update(grads, state, params)
+>>> optim.apply_updates(params, updates)["w"].tolist()
+[0.0]
+"""
+
+from ftorch.optim import _alias, _base, _hyperparams, _transform, _wrappers
+from ftorch.optim._alias import *  # noqa: F403
+from ftorch.optim._base import *  # noqa: F403
+from ftorch.optim._hyperparams import *  # noqa: F403
+from ftorch.optim._transform import *  # noqa: F403
+from ftorch.optim._wrappers import *  # noqa: F403
+
+__all__ = [*_base.__all__, *_hyperparams.__all__, *_transform.__all__, *_wrappers.__all__,
+           *_alias.__all__]
