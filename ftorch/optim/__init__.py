@@ -17,12 +17,13 @@ their hyperparameters (the learning rate, ...) in the state as arrays: set
 [0.0]
 """
 
-from ftorch.optim import _alias, _base, _hyperparams, _transform, _wrappers
+from ftorch.optim import _alias, _base, _hyperparams, _schedule, _transform, _wrappers
 from ftorch.optim._alias import *  # noqa: F403
 from ftorch.optim._base import *  # noqa: F403
 from ftorch.optim._hyperparams import *  # noqa: F403
+from ftorch.optim._schedule import *  # noqa: F403
 from ftorch.optim._transform import *  # noqa: F403
 from ftorch.optim._wrappers import *  # noqa: F403
 
 __all__ = [*_base.__all__, *_hyperparams.__all__, *_transform.__all__, *_wrappers.__all__,
-           *_alias.__all__]
+           *_alias.__all__, *_schedule.__all__]

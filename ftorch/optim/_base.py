@@ -75,9 +75,9 @@ def chain(*transforms: GradientTransformation) -> GradientTransformation:
     their states.
 
     >>> import ftorch.optim as optim, mlx.core as mx
-    >>> opt = optim.chain(optim.clip(1.0), optim.scale(-0.5))
-    >>> opt.update(mx.array([3.0, -0.2]), opt.init(mx.zeros(2)))[0].tolist()
-    [-0.5, 0.10000000149011612]
+    >>> opt = optim.chain(optim.trace(0.5), optim.scale(-2.0))
+    >>> opt.update(mx.array([3.0, -0.5]), opt.init(mx.zeros(2)))[0].tolist()
+    [-6.0, 1.0]
     """
     for i, t in enumerate(transforms):
         if not isinstance(t, GradientTransformation):

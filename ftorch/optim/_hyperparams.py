@@ -56,8 +56,12 @@ def inject_hyperparams(inner_factory: Callable[..., GradientTransformation],
     those names do. Floating values are stored in ``hyperparam_dtype``
     (default float32), integers as int32.
 
+    The named optimizers (``sgd``, ``adam``, ...) are built this way
+    already; wrap your own factories.
+
     >>> import ftorch.optim as optim, mlx.core as mx
-    >>> opt = optim.inject_hyperparams(optim.sgd)(learning_rate=0.1)
+    >>> descent = lambda learning_rate: optim.scale(-learning_rate)
+    >>> opt = optim.inject_hyperparams(descent)(learning_rate=0.1)
     >>> state = opt.init(mx.zeros(2))
     >>> state.hyperparams["learning_rate"] = mx.array(1.0)
     >>> opt.update(mx.ones(2), state)[0].tolist()
