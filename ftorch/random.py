@@ -18,11 +18,13 @@ are integers and carry no derivative.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import mlx.core as mx
 
+import ftorch.numpy as fnp
 import ftorch.primitives as lax
 from ftorch.core import Primitive, Tracer, aval_of, format_aval
 from ftorch.dtypes import DTypeLike, to_mlx_dtype
@@ -30,8 +32,9 @@ from ftorch.primitives._rules import move_bdim, nondifferentiable
 from ftorch.primitives.creation import static_shape
 
 __all__ = [
-    "key", "PRNGKey", "split", "uniform", "normal", "bernoulli", "randint", "gumbel",
-    "categorical", "truncated_normal", "exponential",
+    "key", "PRNGKey", "split", "fold_in", "bits", "uniform", "normal", "bernoulli", "randint",
+    "gumbel", "categorical", "truncated_normal", "exponential", "permutation", "choice",
+    "multivariate_normal",
 ]
 
 
@@ -95,6 +98,64 @@ categorical_p = _sampler("categorical", lambda k, logits, axis, shape: mx.random
 truncated_normal_p = _sampler(
     "truncated_normal", lambda k, lower, upper, shape, dtype: mx.random.truncated_normal(
         lower, upper, shape, dtype, key=k))
+
+
+# Threefry-2x32 with 20 rounds (Salmon et al., "Parallel random numbers: as
+# easy as 1, 2, 3", 2011), the block cipher behind MLX's and JAX's keys.
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def _threefry2x32(key: mx.array, x0: mx.array, x1: mx.array) -> tuple[mx.array, mx.array]:
+    def u32(v):
+        return mx.array(v, mx.uint32)
+
+    def rotate_left(x, r):
+        return (x << u32(r)) | (x >> u32(32 - r))
+
+    k0, k1 = key[0], key[1]
+    ks = (k0, k1, k0 ^ k1 ^ u32(0x1BD11BDA))
+    x0, x1 = x0 + ks[0], x1 + ks[1]
+    for j in range(1, 6):
+        for r in _ROTATIONS[(j - 1) % 2]:
+            x0 = x0 + x1
+            x1 = rotate_left(x1, r) ^ x0
+        x0, x1 = x0 + ks[j % 3], x1 + ks[(j + 1) % 3] + u32(j)
+    return x0, x1
+
+
+def _bits32(key: mx.array, n: int) -> mx.array:
+    """``n`` random 32-bit words: the cipher on the counters 0..n-1 split in
+    two halves, MLX's scheme (``mx.random.split(key, m)`` is
+    ``_bits32(key, 2 * m)``)."""
+    half = (n + 1) // 2
+    counters = mx.arange(2 * half, dtype=mx.uint32)
+    x0, x1 = _threefry2x32(key, counters[:half], counters[half:])
+    return mx.concatenate([x0, x1])[:n]
+
+
+def _draw_bits(k, shape, dtype):
+    size, width = math.prod(shape), dtype.size
+    words = _bits32(k, -(-size * width // 4))
+    return words.view(dtype)[:size].reshape(shape)
+
+
+def _draw_fold_in(k, data):
+    x0, x1 = _threefry2x32(k, mx.zeros((1,), mx.uint32), data.astype(mx.uint32).reshape(1))
+    return mx.concatenate([x0, x1])
+
+
+def _sort_keys(k, shape):
+    """64-bit random sort keys: ties (which would favour the original
+    order) have probability about n**2 / 2**65."""
+    return _draw_bits(k, shape, mx.uint64)
+
+
+bits_p = _sampler("bits", _draw_bits)
+fold_in_p = _sampler("fold_in", _draw_fold_in)
+permutation_p = _sampler("permutation", lambda k, shape, axis: mx.argsort(
+    _sort_keys(k, shape), axis=axis).astype(mx.int32))
+weighted_sample_p = _sampler("weighted_sample", lambda k, logits, size: mx.argsort(
+    -(mx.random.gumbel(logits.shape, logits.dtype, key=k) + logits))[:size].astype(mx.int32))
 
 
 def split(key: Any, num: int = 2) -> Any:
@@ -248,3 +309,185 @@ def truncated_normal(key: Any, lower: float, upper: float, shape: Sequence[int] 
     shape = () if shape is None else _shape(shape, "truncated_normal")
     return truncated_normal_p.bind(key, lower=float(lower), upper=float(upper), shape=shape,
                                    dtype=_float_dtype(dtype, "truncated_normal"))
+
+
+def fold_in(key: Any, data: Any) -> Any:
+    """A new key from ``key`` and an integer ``data`` (a Python int or an
+    integer array, possibly traced: ``vmap(lambda i: fold_in(k, i))`` gives
+    each index its key). The same keys as ``jax.random.fold_in``.
+
+    >>> import ftorch.random as random
+    >>> random.fold_in(random.key(7), 5).tolist()
+    [3583082021, 1947592014]
+    """
+    _check_key(key, "fold_in")
+    if isinstance(data, bool) or not isinstance(data, (int, mx.array, Tracer)):
+        raise TypeError(f"fold_in: data must be an int or an integer array, got {data!r}")
+    if isinstance(data, int):
+        data = mx.array(data % 2 ** 32, mx.uint32)
+    a = aval_of(data)
+    if a.shape != () or not (mx.issubdtype(a.dtype, mx.integer)):
+        raise TypeError(f"fold_in: data must be an integer scalar, got {format_aval(a)}")
+    return fold_in_p.bind(key, data)
+
+
+_BITS_DTYPES = (mx.uint8, mx.uint16, mx.uint32, mx.uint64)
+
+
+def bits(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.uint32) -> Any:
+    """Uniformly random bits as unsigned integers of ``dtype`` (uint8, 16,
+    32 or 64): the words MLX's samplers start from.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> k = random.key(0)
+    >>> bool(mx.all(random.bits(k, (3, 2)) == mx.random.split(k, 3)))
+    True
+    """
+    _check_key(key, "bits")
+    dtype = to_mlx_dtype(dtype, "bits: dtype")
+    if dtype not in _BITS_DTYPES:
+        raise TypeError(f"bits: dtype must be one of uint8, uint16, uint32, uint64, got {dtype}")
+    return bits_p.bind(key, shape=_shape(shape, "bits"), dtype=dtype)
+
+
+def _axis(axis: Any, ndim: int, fname: str) -> int:
+    if isinstance(axis, bool) or not isinstance(axis, int) or not -ndim <= axis < max(ndim, 1):
+        raise ValueError(f"{fname}: axis {axis!r} is out of range for an array of {ndim} "
+                         "dimensions")
+    return axis % max(ndim, 1)
+
+
+def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Any:
+    """A random permutation of ``range(x)`` (``x`` an int), or ``x`` shuffled
+    along ``axis`` (differentiable in ``x``); with ``independent``, each
+    slice along ``axis`` is shuffled on its own. Permutations are uniform:
+    positions are sorted by 64-bit random keys.
+
+    >>> import ftorch.random as random
+    >>> sorted(random.permutation(random.key(0), 5).tolist())
+    [0, 1, 2, 3, 4]
+    """
+    _check_key(key, "permutation")
+    if isinstance(x, int) and not isinstance(x, bool):
+        if x < 0:
+            raise ValueError(f"permutation: x must be a non-negative int or an array, got {x}")
+        return permutation_p.bind(key, shape=(x,), axis=0)
+    if not isinstance(x, (mx.array, Tracer)):
+        raise TypeError(f"permutation: x must be an int or an array, got {type(x).__name__}")
+    shape = tuple(aval_of(x).shape)
+    if not shape:
+        raise ValueError("permutation: x must have at least one dimension, or be an int")
+    axis = _axis(axis, len(shape), "permutation")
+    if independent:
+        order = permutation_p.bind(key, shape=shape, axis=axis)
+        return fnp.take_along_axis(x, order, axis=axis)
+    order = permutation_p.bind(key, shape=(shape[axis],), axis=0)
+    return fnp.take(x, order, axis=axis)
+
+
+def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p: Any = None,
+           axis: int = 0) -> Any:
+    """Samples of ``range(a)`` (``a`` an int) or of ``a``'s slices along
+    ``axis``, with probabilities ``p`` (uniform by default), with or without
+    replacement, as ``jax.random.choice``. Without replacement and with
+    ``p``, the Gumbel top-k trick draws the sample.
+
+    >>> import ftorch.random as random
+    >>> x = random.choice(random.key(0), 10, (4,), replace=False)
+    >>> len(set(x.tolist()))
+    4
+    """
+    _check_key(key, "choice")
+    shape = _shape(shape, "choice")
+    if isinstance(a, int) and not isinstance(a, bool):
+        n, population = a, None
+    elif isinstance(a, (mx.array, Tracer)):
+        a_shape = tuple(aval_of(a).shape)
+        if not a_shape:
+            raise ValueError("choice: a must be an int or an array with at least one dimension")
+        axis = _axis(axis, len(a_shape), "choice")
+        n, population = a_shape[axis], a
+    else:
+        raise TypeError(f"choice: a must be an int or an array, got {type(a).__name__}")
+    size = math.prod(shape)
+    if n <= 0 and size > 0:
+        raise ValueError("choice: cannot draw from an empty population")
+    if p is not None:
+        if not isinstance(p, (mx.array, Tracer)):
+            p = mx.array(p, mx.float32)
+        if tuple(aval_of(p).shape) != (n,):
+            raise ValueError(f"choice: p must have shape ({n},) (one probability per "
+                             f"element), got {format_aval(aval_of(p))}")
+    if replace:
+        if p is None:
+            idx = randint(key, shape, 0, n)
+        else:
+            idx = categorical(key, fnp.log(p), shape=shape)
+    else:
+        if size > n:
+            raise ValueError(f"choice: cannot take {size} samples from a population of {n} "
+                             "without replacement")
+        if p is None:
+            idx = permutation(key, n)[:size]
+        else:
+            idx = weighted_sample_p.bind(key, fnp.log(p), size=size)
+        idx = fnp.reshape(idx, shape)
+    return idx if population is None else fnp.take(population, idx, axis=axis)
+
+
+def _draw_mvn(k, cov, shape, dtype):
+    factor = mx.linalg.cholesky(cov.astype(mx.float32), stream=mx.cpu).astype(dtype)
+    z = mx.random.normal(shape + (cov.shape[-1],), dtype, key=k)
+    return (factor @ z[..., None])[..., 0]
+
+
+multivariate_normal_p = _sampler("multivariate_normal", _draw_mvn)
+
+
+@multivariate_normal_p.def_jvp
+def _mvn_jvp(primals, tangents, **params):
+    if tangents[1] is not None:
+        raise NotImplementedError(_MVN_NO_COV_DERIVATIVE)
+    return multivariate_normal_p.bind(*primals, **params), None
+
+
+@multivariate_normal_p.def_vjp
+def _mvn_vjp(ct, out, key, cov, *, needed, **params):
+    if needed[1]:
+        raise NotImplementedError(_MVN_NO_COV_DERIVATIVE)
+    return None, None
+
+
+_MVN_NO_COV_DERIVATIVE = (
+    "multivariate_normal: the derivative with respect to cov needs the Cholesky "
+    "factorisation's derivative rules, which ftorch does not have yet; differentiate "
+    "with respect to mean, or sample mean + z @ L.T yourself with a factor L you compute")
+
+
+def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | None = None,
+                        dtype: DTypeLike = mx.float32, method: str = "cholesky") -> Any:
+    """Samples of a multivariate normal: ``mean + L @ z`` with ``L`` the
+    Cholesky factor of ``cov`` (computed on the CPU stream, where MLX has
+    it). ``shape`` defaults to the broadcast of ``mean.shape[:-1]`` and
+    ``cov.shape[:-2]``. Differentiable in ``mean``; differentiating with
+    respect to ``cov`` raises (no Cholesky derivative rules yet).
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> random.multivariate_normal(random.key(0), mx.zeros(3), mx.eye(3), (5,)).shape
+    (5, 3)
+    """
+    _check_key(key, "multivariate_normal")
+    if method != "cholesky":
+        raise ValueError(f"multivariate_normal: method must be 'cholesky', got {method!r}")
+    dtype = _float_dtype(dtype, "multivariate_normal")
+    mean = mean if isinstance(mean, (mx.array, Tracer)) else mx.array(mean, dtype)
+    cov = cov if isinstance(cov, (mx.array, Tracer)) else mx.array(cov, dtype)
+    m, c = aval_of(mean), aval_of(cov)
+    if len(m.shape) < 1 or len(c.shape) < 2 or c.shape[-2:] != (m.shape[-1], m.shape[-1]):
+        raise ValueError(f"multivariate_normal: mean must be (..., n) and cov (..., n, n), got "
+                         f"{format_aval(m)} and {format_aval(c)}")
+    batch = tuple(mx.broadcast_shapes(tuple(m.shape[:-1]), tuple(c.shape[:-2])))
+    shape = batch if shape is None else _shape(shape, "multivariate_normal")
+    n = m.shape[-1]
+    cov = fnp.broadcast_to(cov, shape + (n, n))
+    return fnp.add(multivariate_normal_p.bind(key, cov, shape=shape, dtype=dtype), mean)

@@ -46,3 +46,20 @@ CASES = [
     Case("random_split",
          lambda x, k: random.normal(random.split(as_key(k), 3)[1], x.shape) * x, x_and_key()),
 ]
+
+CASES += [
+    Case("random_bits", lambda x, k: random.bits(as_key(k), x.shape, mx.uint8).astype(x.dtype) * x,
+         x_and_key()),
+    Case("random_fold_in", lambda x, k: random.normal(
+        random.fold_in(as_key(k), fnp.astype(k[0], mx.int32)), x.shape) * x, x_and_key()),
+    Case("random_permutation", lambda x, k: random.permutation(as_key(k), x, axis=-1), x_and_key()),
+    Case("random_permutation", lambda x, k: random.permutation(as_key(k), x, axis=-1,
+                                                               independent=True),
+         x_and_key(), name="random_permutation-independent"),
+    Case("random_weighted_sample", lambda x, k: random.choice(
+        as_key(k), x, (1,), replace=False, p=mx.array([0.5] * x.shape[0]) if x.ndim else None,
+        axis=0) if x.ndim else x, x_and_key()),
+    Case("random_multivariate_normal", lambda x, k: random.multivariate_normal(
+        as_key(k), x, mx.array([[2.0, 0.3], [0.3, 1.0]], x.dtype) if x.shape[-1:] == (2,)
+        else fnp.eye(x.shape[-1], dtype=x.dtype)), x_and_key()),
+]
