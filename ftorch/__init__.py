@@ -33,6 +33,7 @@ from ftorch import numpy
 from ftorch import lax
 from ftorch import random
 from ftorch.custom import custom_jvp, custom_vjp
+from ftorch import custom_batching
 from ftorch.transforms.remat import checkpoint, checkpoint_name, checkpoint_policies, remat
 from ftorch.numpy import stop_gradient
 from ftorch import nn
@@ -43,7 +44,7 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "vmap",
     "jit", "make_graph", "eval_shape", "config", "stop_gradient", "tree", "numpy", "nn",
     "ShapeDtypeStruct", "ConcretizationError", "LeakedTracerError", "info", "lax", "random",
-    "custom_jvp", "custom_vjp", "checkpoint", "remat", "checkpoint_name", "checkpoint_policies",
+    "custom_jvp", "custom_vjp", "custom_batching", "checkpoint", "remat", "checkpoint_name", "checkpoint_policies",
 ]
 
 

@@ -42,3 +42,17 @@ CASES = [
     Case("custom_jvp_call", tanh_times, broadcastable(2)),
     Case("custom_vjp_call", scaled, same_shape_pair(), fd=False, vjp=False),
 ]
+
+
+@ft.custom_batching.custom_vmap
+def tanh_times_batched(x, y):
+    return fnp.tanh(x) * y
+
+
+@tanh_times_batched.def_vmap
+def _tanh_times_rule(axis_size, in_batched, x, y):
+    # Batch axes first, the same shapes otherwise: the product broadcasts.
+    return fnp.tanh(x) * y, any(in_batched)
+
+
+CASES += [Case("custom_vmap_call", tanh_times_batched, same_shape_pair())]
