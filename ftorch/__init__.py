@@ -44,7 +44,8 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "vmap",
     "jit", "make_graph", "eval_shape", "config", "stop_gradient", "tree", "numpy", "nn",
     "ShapeDtypeStruct", "ConcretizationError", "LeakedTracerError", "info", "lax", "random",
-    "custom_jvp", "custom_vjp", "custom_batching", "checkpoint", "remat", "checkpoint_name", "checkpoint_policies",
+    "custom_jvp", "custom_vjp", "custom_batching", "checkpoint", "remat", "checkpoint_name",
+    "checkpoint_policies",
 ]
 
 
