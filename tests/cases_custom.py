@@ -56,3 +56,37 @@ def _tanh_times_rule(axis_size, in_batched, x, y):
 
 
 CASES += [Case("custom_vmap_call", tanh_times_batched, same_shape_pair())]
+
+
+# Pytrees in and out, with a result the rule leaves unbatched when only "b"
+# is batched; and the same function under an inner vmap, so that the checks
+# (vmap, jvp, vjp, second order) run it under vmap(vmap(f)) (the outer batch
+# merged into the inner one) and under derivatives of vmap(f).
+@ft.custom_batching.custom_vmap
+def tanh_and_product(p):
+    return {"prod": p["a"] * p["b"], "t": fnp.tanh(p["a"])}
+
+
+@tanh_and_product.def_vmap
+def _tanh_and_product_rule(axis_size, in_batched, p):
+    (batched,) = in_batched
+    out = {"prod": p["a"] * p["b"], "t": fnp.tanh(p["a"])}
+    return out, {"prod": batched["a"] or batched["b"], "t": batched["a"]}
+
+
+@st.composite
+def same_shape_pair_1d(draw):
+    shape = draw(shapes(min_dims=1))
+    return draw(floats(shape)), draw(floats(shape))
+
+
+def _tanh_times_outside_and_inside_vmap(x, y):
+    return tanh_times_batched(x, y), ft.vmap(tanh_times_batched)(x, y)
+
+
+CASES += [
+    Case("custom_vmap_call", lambda a, b: tanh_and_product({"a": a, "b": b}), same_shape_pair(),
+         name="custom_vmap_call_pytree"),
+    Case("custom_vmap_call", _tanh_times_outside_and_inside_vmap, same_shape_pair_1d(),
+         name="custom_vmap_call_nested"),
+]
