@@ -1,14 +1,17 @@
 """``ftorch.random``: random numbers from explicit keys, as ``jax.random``.
 
 Keys are MLX keys (``mx.random.key(seed)`` gives the same key), so ftorch
-and MLX draw the same numbers for the same key and shape. Each sampler is a
+and MLX draw the same numbers for the same key and shape (except
+``permutation``, and ``multivariate_normal`` unless ``method="svd"``: see
+their docstrings). Each sampler is a
 primitive whose operands are the key (and array parameters), so a key may be
 traced: under ``jit`` the numbers follow the key argument (they never freeze
 across calls); under ``vmap`` over a batch of keys each example draws what a
 Python loop over those keys draws, and with an unbatched key every example
 draws the same numbers, as in JAX. Samples are differentiable through their
-location and scale parameters (``normal``, ``uniform``, ``gumbel``); keys
-are integers and carry no derivative.
+location and scale parameters (``normal``, ``uniform``, ``gumbel``,
+``multivariate_normal``'s mean) and through the array that ``permutation``
+and ``choice`` draw from; keys are integers and carry no derivative.
 
 >>> import ftorch.random as random, mlx.core as mx
 >>> k1, k2 = random.split(random.key(0))
@@ -18,6 +21,7 @@ are integers and carry no derivative.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -106,13 +110,16 @@ _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
 
 def _threefry2x32(key: mx.array, x0: mx.array, x1: mx.array) -> tuple[mx.array, mx.array]:
+    """The cipher of the counter pairs ``(x0, x1)`` (uint32, broadcasting)
+    under ``key`` (shape ``(..., 2)``, broadcasting against the counters'
+    shape)."""
     def u32(v):
         return mx.array(v, mx.uint32)
 
     def rotate_left(x, r):
         return (x << u32(r)) | (x >> u32(32 - r))
 
-    k0, k1 = key[0], key[1]
+    k0, k1 = key[..., 0], key[..., 1]
     ks = (k0, k1, k0 ^ k1 ^ u32(0x1BD11BDA))
     x0, x1 = x0 + ks[0], x1 + ks[1]
     for j in range(1, 6):
@@ -124,36 +131,62 @@ def _threefry2x32(key: mx.array, x0: mx.array, x1: mx.array) -> tuple[mx.array, 
 
 
 def _bits32(key: mx.array, n: int) -> mx.array:
-    """``n`` random 32-bit words: the cipher on the counters 0..n-1 split in
-    two halves, MLX's scheme (``mx.random.split(key, m)`` is
-    ``_bits32(key, 2 * m)``)."""
-    half = (n + 1) // 2
-    counters = mx.arange(2 * half, dtype=mx.uint32)
-    x0, x1 = _threefry2x32(key, counters[:half], counters[half:])
-    return mx.concatenate([x0, x1])[:n]
+    """``n`` random 32-bit words per key (``key`` of shape ``(..., 2)``),
+    MLX's (and JAX's original, unpartitioned) scheme: the cipher on the
+    counters 0..n-1 split in two halves, an odd count padded with a counter
+    0 (``mx.random.split(key, m)`` is ``_bits32(key, 2 * m)``)."""
+    counters = mx.arange(n + n % 2, dtype=mx.uint32) % max(n, 1)
+    half = counters.size // 2
+    x0, x1 = _threefry2x32(key[..., None, :], counters[:half], counters[half:])
+    return mx.concatenate([x0, x1], axis=-1)[..., :n]
 
 
 def _draw_bits(k, shape, dtype):
-    size, width = math.prod(shape), dtype.size
-    words = _bits32(k, -(-size * width // 4))
-    return words.view(dtype)[:size].reshape(shape)
+    # A key of shape (..., 2) draws shape (...) + shape: a batch of keys
+    # draws in one go what each key draws alone.
+    size, lead = math.prod(shape), tuple(k.shape[:-1])
+    if dtype == mx.uint64:
+        # As JAX: the first half of the words are the high halves.
+        words = _bits32(k, 2 * size).astype(mx.uint64)
+        return ((words[..., :size] << 32) | words[..., size:]).reshape(lead + shape)
+    words = _bits32(k, -(-size * dtype.size // 4))
+    return words.view(dtype)[..., :size].reshape(lead + shape)
 
 
 def _draw_fold_in(k, data):
-    x0, x1 = _threefry2x32(k, mx.zeros((1,), mx.uint32), data.astype(mx.uint32).reshape(1))
-    return mx.concatenate([x0, x1])
+    # JAX's fold_in: the key's cipher of the counter pair (0, data). Keys of
+    # shape (..., 2) with data of shape (...) fold elementwise.
+    data = data.astype(mx.uint32)
+    x0, x1 = _threefry2x32(k, mx.zeros(data.shape, mx.uint32), data)
+    return mx.stack([x0, x1], axis=-1)
 
 
-def _sort_keys(k, shape):
-    """64-bit random sort keys: ties (which would favour the original
-    order) have probability about n**2 / 2**65."""
-    return _draw_bits(k, shape, mx.uint64)
+def _draw_permutation(k, shape, axis):
+    # 64-bit sort keys: ties, which would keep the original order, have
+    # probability about n**2 / 2**65. The axis counts from the end, past
+    # the leading axes of a batch of keys.
+    order = mx.argsort(_draw_bits(k, shape, mx.uint64), axis=axis - len(shape))
+    return order.astype(mx.int32)
 
 
 bits_p = _sampler("bits", _draw_bits)
 fold_in_p = _sampler("fold_in", _draw_fold_in)
-permutation_p = _sampler("permutation", lambda k, shape, axis: mx.argsort(
-    _sort_keys(k, shape), axis=axis).astype(mx.int32))
+permutation_p = _sampler("permutation", _draw_permutation)
+
+
+def _batch_in_one_draw(vals, dims, axis_size, prim, **params):
+    # These draws are Threefry on MLX arrays, elementwise in the keys, so a
+    # batch draws at once rather than looping over examples (vmap over many
+    # keys or indices is the common use); every operand gets the batch axis
+    # first, which keeps the key's leading axes equal to data's axes.
+    vals = [move_bdim(v, d, 0, axis_size) for v, d in zip(vals, dims)]
+    return prim.bind(*vals, **params), 0
+
+
+for _prim in (bits_p, fold_in_p, permutation_p):
+    _prim.def_batch(functools.partial(_batch_in_one_draw, prim=_prim))
+del _prim
+
 weighted_sample_p = _sampler("weighted_sample", lambda k, logits, size: mx.argsort(
     -(mx.random.gumbel(logits.shape, logits.dtype, key=k) + logits))[:size].astype(mx.int32))
 
@@ -314,7 +347,8 @@ def truncated_normal(key: Any, lower: float, upper: float, shape: Sequence[int] 
 def fold_in(key: Any, data: Any) -> Any:
     """A new key from ``key`` and an integer ``data`` (a Python int or an
     integer array, possibly traced: ``vmap(lambda i: fold_in(k, i))`` gives
-    each index its key). The same keys as ``jax.random.fold_in``.
+    each index its key), taken modulo 2**32 (as uint32). The same keys as
+    ``jax.random.fold_in``; a batch of keys or data folds in one draw.
 
     >>> import ftorch.random as random
     >>> random.fold_in(random.key(7), 5).tolist()
@@ -336,7 +370,9 @@ _BITS_DTYPES = (mx.uint8, mx.uint16, mx.uint32, mx.uint64)
 
 def bits(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.uint32) -> Any:
     """Uniformly random bits as unsigned integers of ``dtype`` (uint8, 16,
-    32 or 64): the words MLX's samplers start from.
+    32 or 64): the words MLX's samplers start from (MLX's C++ ``bits``,
+    which its Python API does not expose), and ``jax.random.bits`` under
+    ``jax_threefry_partitionable=False`` (JAX's default scheme now differs).
 
     >>> import ftorch.random as random, mlx.core as mx
     >>> k = random.key(0)
@@ -361,7 +397,10 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
     """A random permutation of ``range(x)`` (``x`` an int), or ``x`` shuffled
     along ``axis`` (differentiable in ``x``); with ``independent``, each
     slice along ``axis`` is shuffled on its own. Permutations are uniform:
-    positions are sorted by 64-bit random keys.
+    positions are sorted by 64-bit random keys, so ties (which would keep
+    the original order) have probability about ``n**2 / 2**65``. This is why
+    the order differs from ``mx.random.permutation``'s, which sorts 32-bit
+    words (ties about ``n**2 / 2**33``: likely from ``n`` near 10**5).
 
     >>> import ftorch.random as random
     >>> sorted(random.permutation(random.key(0), 5).tolist())
@@ -435,10 +474,26 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
     return idx if population is None else fnp.take(population, idx, axis=axis)
 
 
-def _draw_mvn(k, cov, shape, dtype):
-    factor = mx.linalg.cholesky(cov.astype(mx.float32), stream=mx.cpu).astype(dtype)
+def _draw_mvn(k, cov, shape, dtype, method):
+    """``factor @ z`` for standard normal ``z`` of shape ``shape + (n,)``,
+    with ``factor @ factor.T == cov`` (``cov``'s batch axes broadcast
+    against ``shape``). MLX factorises on the CPU stream only, in float32."""
+    cov = cov.astype(mx.float32)
     z = mx.random.normal(shape + (cov.shape[-1],), dtype, key=k)
-    return (factor @ z[..., None])[..., 0]
+    if method == "svd":
+        # MLX's multivariate_normal: z @ (U sqrt(S) V^T), the symmetric root,
+        # so the same key draws the same numbers as mx.random.multivariate_normal.
+        u, s, vt = mx.linalg.svd(cov, stream=mx.cpu)
+        root = ((u * mx.expand_dims(mx.sqrt(s), -2)) @ vt).astype(dtype)
+        return mx.squeeze(mx.expand_dims(z, -2) @ root, -2)
+    if method == "eigh":
+        # JAX's factor V sqrt(W); eigenvalues that round-off makes negative
+        # (a singular covariance) count as zero rather than giving NaN.
+        w, v = mx.linalg.eigh(cov, stream=mx.cpu)
+        factor = v * mx.expand_dims(mx.sqrt(mx.maximum(w, 0.0)), -2)
+    else:
+        factor = mx.linalg.cholesky(cov, stream=mx.cpu)
+    return (factor.astype(dtype) @ z[..., None])[..., 0]
 
 
 multivariate_normal_p = _sampler("multivariate_normal", _draw_mvn)
@@ -459,26 +514,33 @@ def _mvn_vjp(ct, out, key, cov, *, needed, **params):
 
 
 _MVN_NO_COV_DERIVATIVE = (
-    "multivariate_normal: the derivative with respect to cov needs the Cholesky "
-    "factorisation's derivative rules, which ftorch does not have yet; differentiate "
-    "with respect to mean, or sample mean + z @ L.T yourself with a factor L you compute")
+    "multivariate_normal: the derivative with respect to cov needs the derivative rules of "
+    "the matrix factorisations (Cholesky, eigh, SVD), which ftorch does not have yet; "
+    "differentiate with respect to mean, or sample mean + z @ L.T yourself with a factor L "
+    "you compute")
+
+_MVN_METHODS = ("cholesky", "eigh", "svd")
 
 
 def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | None = None,
                         dtype: DTypeLike = mx.float32, method: str = "cholesky") -> Any:
-    """Samples of a multivariate normal: ``mean + L @ z`` with ``L`` the
-    Cholesky factor of ``cov`` (computed on the CPU stream, where MLX has
-    it). ``shape`` defaults to the broadcast of ``mean.shape[:-1]`` and
-    ``cov.shape[:-2]``. Differentiable in ``mean``; differentiating with
-    respect to ``cov`` raises (no Cholesky derivative rules yet).
+    """Samples of a multivariate normal: ``mean + factor @ z`` with
+    ``factor @ factor.T == cov``: the Cholesky factor (``method="cholesky"``),
+    ``V sqrt(W)`` from ``eigh`` or the symmetric root ``U sqrt(S) V^T`` from
+    the SVD (``"svd"``: the numbers of ``mx.random.multivariate_normal`` for
+    the same key). MLX factorises on its CPU stream. ``shape`` defaults to
+    the broadcast of ``mean.shape[:-1]`` and ``cov.shape[:-2]``.
+    Differentiable in ``mean``; differentiating with respect to ``cov``
+    raises (no factorisation derivative rules yet).
 
     >>> import ftorch.random as random, mlx.core as mx
     >>> random.multivariate_normal(random.key(0), mx.zeros(3), mx.eye(3), (5,)).shape
     (5, 3)
     """
     _check_key(key, "multivariate_normal")
-    if method != "cholesky":
-        raise ValueError(f"multivariate_normal: method must be 'cholesky', got {method!r}")
+    if method not in _MVN_METHODS:
+        raise ValueError(f"multivariate_normal: method must be one of {', '.join(_MVN_METHODS)}"
+                         f", got {method!r}")
     dtype = _float_dtype(dtype, "multivariate_normal")
     mean = mean if isinstance(mean, (mx.array, Tracer)) else mx.array(mean, dtype)
     cov = cov if isinstance(cov, (mx.array, Tracer)) else mx.array(cov, dtype)
@@ -486,8 +548,22 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | No
     if len(m.shape) < 1 or len(c.shape) < 2 or c.shape[-2:] != (m.shape[-1], m.shape[-1]):
         raise ValueError(f"multivariate_normal: mean must be (..., n) and cov (..., n, n), got "
                          f"{format_aval(m)} and {format_aval(c)}")
-    batch = tuple(mx.broadcast_shapes(tuple(m.shape[:-1]), tuple(c.shape[:-2])))
-    shape = batch if shape is None else _shape(shape, "multivariate_normal")
-    n = m.shape[-1]
-    cov = fnp.broadcast_to(cov, shape + (n, n))
-    return fnp.add(multivariate_normal_p.bind(key, cov, shape=shape, dtype=dtype), mean)
+    batch = (tuple(m.shape[:-1]), tuple(c.shape[:-2]))
+    try:
+        full = tuple(mx.broadcast_shapes(*batch))
+    except ValueError:
+        raise ValueError(f"multivariate_normal: the batch shapes of mean {batch[0]} and cov "
+                         f"{batch[1]} do not broadcast") from None
+    if shape is not None:
+        shape = _shape(shape, "multivariate_normal")
+        try:
+            ok = tuple(mx.broadcast_shapes(shape, full)) == shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"multivariate_normal: shape {shape} must be a broadcast of the "
+                             f"batch shapes of mean {batch[0]} and cov {batch[1]}, as in JAX")
+        full = shape
+    # The factor is computed once per covariance, not once per sample.
+    return fnp.add(multivariate_normal_p.bind(key, cov, shape=full, dtype=dtype, method=method),
+                   mean)

@@ -63,3 +63,10 @@ CASES += [
         as_key(k), x, mx.array([[2.0, 0.3], [0.3, 1.0]], x.dtype) if x.shape[-1:] == (2,)
         else fnp.eye(x.shape[-1], dtype=x.dtype)), x_and_key()),
 ]
+
+CASES += [
+    Case("random_multivariate_normal", lambda x, k, method=method: random.multivariate_normal(
+        as_key(k), x, fnp.eye(x.shape[-1], dtype=x.dtype) * 2.0, method=method), x_and_key(),
+        name=f"random_multivariate_normal-{method}")
+    for method in ("eigh", "svd")
+]

@@ -3,8 +3,9 @@ jitted and vmapped; derivatives through location and scale; errors; and
 simple statistical checks with fixed seeds.
 
 The statistical tolerances are six standard errors of the statistic (for
-100,000 draws), so a correct sampler fails them with probability about
-2e-9 per check; the seeds are fixed, so the tests are deterministic."""
+100,000 draws unless a test says otherwise), so a correct sampler fails them
+with probability about 2e-9 per check (chi-square statistics: their 1e-9
+quantile); the seeds are fixed, so the tests are deterministic."""
 
 import mlx.core as mx
 import numpy as np
@@ -16,6 +17,8 @@ import ftorch.random as random
 
 KEY = random.key(0)
 N = 100_000
+MEAN = mx.array([1.0, -1.0, 0.0])
+COV = mx.array([[2.0, 0.5, 0.0], [0.5, 1.0, -0.3], [0.0, -0.3, 0.5]])
 
 
 def same(a, b):
@@ -34,6 +37,8 @@ def same(a, b):
     (lambda k: random.truncated_normal(k, -1.0, 1.0, (5,)),
      lambda k: mx.random.truncated_normal(-1.0, 1.0, (5,), key=k)),
     (lambda k: random.split(k, 3), lambda k: mx.random.split(k, 3)),
+    (lambda k: random.multivariate_normal(k, MEAN, COV, (4,), method="svd"),
+     lambda k: mx.random.multivariate_normal(MEAN, COV, (4,), key=k)),
 ])
 def test_same_numbers_as_mlx_eager_and_jitted(draw, mlx_draw):
     for seed in (0, 7):
@@ -130,26 +135,74 @@ def test_threefry_known_answers():
         assert (x0.item(), x1.item()) == expected
 
 
-def test_bits_and_fold_in():
-    # MLX's keys come from the same words: split(k, n) is bits(k, (n, 2)).
+def test_bits():
     for seed in (0, 3):
         k = random.key(seed)
+        # MLX's keys come from the same words: split(k, n) is bits(k, (n, 2)).
         same(random.bits(k, (5, 2)), mx.random.split(k, 5))
+        # MLX's Python API has no bits; its permutation argsorts bits(k, (n,)),
+        # which checks odd word counts (their last counter pair is padded).
+        for n in (1, 5, 8, 101):
+            same(mx.argsort(random.bits(k, (n,))), mx.random.permutation(n, key=k))
+    # jax.random.bits(jax.random.PRNGKey(3), (5,), dtype) with
+    # jax_threefry_partitionable=False (JAX's original scheme, which MLX's is).
+    k3 = random.key(3)
+    assert random.bits(k3, (5,), mx.uint8).tolist() == [75, 52, 5, 116, 142]
+    assert random.bits(k3, (5,), mx.uint16).tolist() == [52786, 15632, 46739, 1376, 49900]
+    assert random.bits(k3, (5,)).tolist() == [877192987, 1614509672, 4140764773, 3448417067,
+                                              2823528474]
+    assert random.bits(k3, (3,), mx.uint64).tolist() == [
+        3767515194893970219, 6934266243139215386, 8375732073827706173]
+    keys = random.split(KEY, 4)
     for dtype in (mx.uint8, mx.uint16, mx.uint32, mx.uint64):
         b = random.bits(KEY, (3, 5), dtype)
         assert b.dtype == dtype and b.shape == (3, 5)
-        same(ft.jit(lambda k, d=dtype: random.bits(k, (3, 5), d))(KEY), b)
-    # jax.random.fold_in(jax.random.PRNGKey(7), 5) and (PRNGKey(0), 2**32 - 1).
-    assert random.fold_in(random.key(7), 5).tolist() == [3583082021, 1947592014]
-    folded = [random.fold_in(KEY, i) for i in range(6)]
-    assert len({tuple(f.tolist()) for f in folded}) == 6
-    same(ft.vmap(lambda i: random.fold_in(KEY, i))(mx.arange(6)), mx.stack(folded))
-    same(ft.jit(random.fold_in)(KEY, mx.array(4)), folded[4])
-    same(random.fold_in(KEY, -1), random.fold_in(KEY, mx.array(2 ** 32 - 1, mx.uint32)))
+        jitted = ft.jit(lambda k, d=dtype: random.bits(k, (3, 5), d))
+        same(jitted(KEY), b)
+        same(jitted(keys[0]), random.bits(keys[0], (3, 5), dtype))  # never frozen
+        assert jitted.trace_count == 1
+        same(ft.vmap(lambda k, d=dtype: random.bits(k, (3,), d))(keys),
+             mx.stack([random.bits(keys[i], (3,), dtype) for i in range(4)]))
+    assert random.bits(KEY, (0, 3)).shape == (0, 3)
     with pytest.raises(TypeError, match="bits: dtype must be one of"):
         random.bits(KEY, (2,), mx.int32)
+
+
+def test_fold_in():
+    # jax.random.fold_in(jax.random.PRNGKey(seed), data) for these three.
+    assert random.fold_in(random.key(7), 5).tolist() == [3583082021, 1947592014]
+    assert random.fold_in(random.key(0), 2 ** 32 - 1).tolist() == [743310391, 3789761811]
+    assert random.fold_in(random.key(123456789), 12345).tolist() == [3531931345, 823798900]
+    folded = [random.fold_in(KEY, i) for i in range(6)]
+    assert len({tuple(f.tolist()) for f in folded}) == 6
+    # Traced data: vmap over indices, eager and jitted, equals the loop.
+    same(ft.vmap(lambda i: random.fold_in(KEY, i))(mx.arange(6)), mx.stack(folded))
+    jitted = ft.jit(ft.vmap(lambda i: random.fold_in(KEY, i)))
+    same(jitted(mx.arange(6)), mx.stack(folded))
+    same(jitted(mx.arange(2, 8)), mx.stack(folded[2:] + [random.fold_in(KEY, i)
+                                                         for i in (6, 7)]))
+    assert jitted.trace_count == 1
+    same(ft.jit(random.fold_in)(KEY, mx.array(4)), folded[4])
+    # Batched keys, batched keys and data, and nested vmap.
+    keys = random.split(KEY, 3)
+    same(ft.vmap(lambda k: random.fold_in(k, 2))(keys),
+         mx.stack([random.fold_in(keys[i], 2) for i in range(3)]))
+    same(ft.vmap(random.fold_in)(keys, mx.array([4, 5, 6])),
+         mx.stack([random.fold_in(keys[i], 4 + i) for i in range(3)]))
+    grid = ft.vmap(lambda k: ft.vmap(lambda i: random.fold_in(k, i))(mx.arange(2)))(keys)
+    same(grid, mx.stack([mx.stack([random.fold_in(keys[i], j) for j in range(2)])
+                         for i in range(3)]))
+    # Data counts modulo 2**32, whatever its integer dtype.
+    same(random.fold_in(KEY, -1), random.fold_in(KEY, mx.array(2 ** 32 - 1, mx.uint32)))
+    same(random.fold_in(KEY, mx.array(-1, mx.int32)), random.fold_in(KEY, -1))
     with pytest.raises(TypeError, match="fold_in: data must be an int"):
         random.fold_in(KEY, 1.5)
+    with pytest.raises(TypeError, match="fold_in: data must be an integer scalar"):
+        random.fold_in(KEY, mx.arange(2))
+    with pytest.raises(TypeError, match="fold_in: data must be an integer scalar"):
+        random.fold_in(KEY, mx.array(1.0))
+    with pytest.raises(TypeError, match="fold_in: key must be a uint32 array"):
+        random.fold_in(mx.zeros(2), 1)
 
 
 def test_new_samplers_jit_and_vmap_over_keys():
@@ -157,57 +210,168 @@ def test_new_samplers_jit_and_vmap_over_keys():
     draws = [
         lambda k: random.permutation(k, 7),
         lambda k: random.permutation(k, mx.arange(12.0).reshape(3, 4), axis=1, independent=True),
+        lambda k: random.permutation(k, mx.arange(12.0).reshape(3, 4), axis=-1),
         lambda k: random.choice(k, 9, (3,), replace=False),
+        lambda k: random.choice(k, mx.arange(10.0).reshape(2, 5), (3,), axis=1),
         lambda k: random.choice(k, mx.arange(5.0), (4,), p=mx.array([0.1, 0.2, 0.3, 0.2, 0.2])),
         lambda k: random.choice(k, 6, (2,), replace=False, p=mx.array([0.3, 0.1, 0.1, 0.2,
                                                                        0.2, 0.1])),
         lambda k: random.multivariate_normal(k, mx.zeros(2), mx.array([[2.0, 0.3], [0.3, 1.0]]),
                                              (3,)),
+        lambda k: random.multivariate_normal(k, MEAN, COV, (2,), method="eigh"),
         lambda k: random.bits(k, (4,)),
+        lambda k: random.fold_in(k, 3),
     ]
     for draw in draws:
-        same(ft.vmap(draw)(keys), mx.stack([draw(keys[i]) for i in range(4)]))
-        same(ft.jit(draw)(keys[1]), draw(keys[1]))
+        loop = mx.stack([draw(keys[i]) for i in range(4)])
+        same(ft.vmap(draw)(keys), loop)
+        same(ft.jit(ft.vmap(draw))(keys), loop)
+        jitted = ft.jit(draw)
+        same(jitted(keys[1]), draw(keys[1]))
+        same(jitted(keys[2]), draw(keys[2]))  # follows the key, never frozen
+        assert not mx.array_equal(draw(keys[1]), draw(keys[2])).item()
+        assert jitted.trace_count == 1
 
 
-def test_permutation_and_choice_statistics():
-    # Where element 0 lands over 6,000 permutations of 6: each position has
-    # count 1,000 +- 6 standard deviations (sqrt(6000 * 1/6 * 5/6) = 28.9).
+def _chi_square_bound(dof):
+    """The chi-square quantile six standard normal deviations out (upper tail
+    about 1e-9), by Wilson and Hilferty's cube-root approximation."""
+    c = 2 / (9 * dof)
+    return dof * (1 - c + 6 * np.sqrt(c)) ** 3
+
+
+def test_permutation_statistics():
+    # Where each element lands over 6,000 permutations of 6 (one draw per
+    # key, vmapped): each of the 36 counts is 1,000 +- 6 standard deviations
+    # (sqrt(6000 * 1/6 * 5/6) = 28.9), and the table's chi-square statistic
+    # (25 degrees of freedom) is below its 1e-9 quantile.
     perms = np.array(ft.vmap(lambda k: random.permutation(k, 6))(random.split(random.key(21),
                                                                               6000)))
     assert (np.sort(perms, axis=1) == np.arange(6)).all()
-    counts = np.bincount(np.argmax(perms == 0, axis=1), minlength=6)
-    assert np.all(np.abs(counts - 1000) < 6 * 28.9), counts
+
+    def check(perms):
+        counts = np.stack([np.bincount(np.argmax(perms == e, axis=1), minlength=6)
+                           for e in range(6)])
+        assert np.all(np.abs(counts - 1000) < 6 * 28.9), counts
+        assert ((counts - 1000) ** 2 / 1000).sum() < _chi_square_bound(25)
+
+    check(perms)
+    # The same with one draw: 6,000 rows shuffled independently.
+    rows = np.array(random.permutation(random.key(26), mx.broadcast_to(mx.arange(6), (6000, 6)),
+                                       axis=1, independent=True))
+    assert (np.sort(rows, axis=1) == np.arange(6)).all()
+    check(rows)
+    # Shuffling an array moves whole slices; int and array give the same order.
+    x = mx.arange(12.0).reshape(4, 3)
+    order = random.permutation(KEY, 4)
+    same(random.permutation(KEY, x), x[order])
+    assert random.permutation(KEY, 0).shape == (0,)
+
+
+def test_choice_statistics():
     p = np.array([0.1, 0.2, 0.3, 0.4])
-    draws = np.array(random.choice(random.key(22), 4, (N,), p=mx.array(p, mx.float32)))
-    freq = np.bincount(draws, minlength=4) / N
-    assert np.all(np.abs(freq - p) < 6 * np.sqrt(p * (1 - p) / N)), freq
-    # Without replacement, with p: the first pick follows p.
-    first = np.array(ft.vmap(lambda k: random.choice(k, 4, (2,), replace=False,
-                                                     p=mx.array(p, mx.float32))[0])(
-        random.split(random.key(23), 20000)))
-    assert np.all(np.abs(np.bincount(first, minlength=4) / 20000 - p)
-                  < 6 * np.sqrt(p * (1 - p) / 20000))
+    for key, kwargs, probs in [(random.key(22), {}, np.full(4, 0.25)),
+                               (random.key(27), {"p": mx.array(p, mx.float32)}, p)]:
+        draws = np.array(random.choice(key, 4, (N,), **kwargs))
+        freq = np.bincount(draws, minlength=4) / N
+        assert np.all(np.abs(freq - probs) < 6 * np.sqrt(probs * (1 - probs) / N)), freq
+    # Without replacement, with p: an ordered pair (i, j) has probability
+    # p_i p_j / (1 - p_i), as when drawing one at a time (5,000 draws).
+    pairs = np.array(ft.vmap(lambda k: random.choice(k, 4, (2,), replace=False,
+                                                     p=mx.array(p, mx.float32)))(
+        random.split(random.key(23), 5000)))
+    assert (pairs[:, 0] != pairs[:, 1]).all()
+    expected = p[:, None] * p[None, :] / (1 - p[:, None])
+    np.fill_diagonal(expected, 0.0)
+    freq = np.zeros((4, 4))
+    np.add.at(freq, (pairs[:, 0], pairs[:, 1]), 1 / 5000)
+    assert np.all(np.abs(freq - expected) < 6 * np.sqrt(expected * (1 - expected) / 5000) + 1e-12)
+    # Without replacement and without p: distinct elements, every one of them
+    # when the whole population is drawn.
+    picks = np.array(ft.vmap(lambda k: random.choice(k, 10, (4,), replace=False))(
+        random.split(random.key(28), 100)))
+    assert all(len(set(row)) == 4 for row in picks.tolist())
     rows = np.array(random.choice(random.key(24), mx.arange(10.0), (10,), replace=False))
     assert sorted(rows.tolist()) == list(range(10))
-
-
-def test_multivariate_normal():
-    cov = np.array([[2.0, 0.5, 0.0], [0.5, 1.0, -0.3], [0.0, -0.3, 0.5]])
-    x = np.array(random.multivariate_normal(random.key(25), mx.array([1.0, -1.0, 0.0]),
-                                            mx.array(cov, mx.float32), (N,)), np.float64)
-    assert np.all(np.abs(x.mean(0) - [1.0, -1.0, 0.0]) < 6 * np.sqrt(np.diag(cov) / N))
-    # The sample covariance's entries have standard error below sqrt(2 * 2 * 2 / N).
-    assert np.all(np.abs(np.cov(x.T) - cov) < 6 * np.sqrt(8 / N))
-    g = ft.grad(lambda m: fnp.sum(random.multivariate_normal(KEY, m, mx.eye(3))))(mx.zeros(3))
-    same(g, mx.ones(3))
-    with pytest.raises(NotImplementedError, match="respect to cov"):
-        ft.grad(lambda c: fnp.sum(random.multivariate_normal(KEY, mx.zeros(3), c)))(mx.eye(3))
-    with pytest.raises(ValueError, match=r"mean must be \(..., n\) and cov \(..., n, n\)"):
-        random.multivariate_normal(KEY, mx.zeros(3), mx.eye(2))
+    # An array is sampled along axis: the output replaces that axis by shape.
+    a = mx.arange(10.0).reshape(2, 5)
+    assert random.choice(KEY, a, (3, 4), axis=1).shape == (2, 3, 4)
+    assert random.choice(KEY, 5).shape == ()
     with pytest.raises(ValueError, match="without replacement"):
         random.choice(KEY, 3, (4,), replace=False)
     with pytest.raises(ValueError, match=r"p must have shape \(3,\)"):
         random.choice(KEY, 3, (2,), p=mx.array([0.5, 0.5]))
+    with pytest.raises(TypeError, match="choice: a must be an int or an array"):
+        random.choice(KEY, [1, 2, 3])
+    with pytest.raises(ValueError, match="choice: axis 1 is out of range"):
+        random.choice(KEY, mx.arange(3), axis=1)
+    with pytest.raises(ValueError, match="choice: cannot draw from an empty population"):
+        random.choice(KEY, 0, (2,))
+
+
+def test_permutation_errors():
     with pytest.raises(ValueError, match="axis 2 is out of range"):
         random.permutation(KEY, mx.zeros((2, 2)), axis=2)
+    with pytest.raises(ValueError, match="permutation: x must be a non-negative int"):
+        random.permutation(KEY, -1)
+    with pytest.raises(TypeError, match="permutation: x must be an int or an array"):
+        random.permutation(KEY, 2.5)
+    with pytest.raises(ValueError, match="permutation: x must have at least one dimension"):
+        random.permutation(KEY, mx.array(1.0))
+
+
+def test_permutation_is_differentiable_in_x():
+    x = mx.array([1.0, 2.0, 3.0, 4.0])
+    w = mx.array([1.0, 10.0, 100.0, 1000.0])
+    order = random.permutation(KEY, 4)
+    g = ft.grad(lambda x: fnp.sum(random.permutation(KEY, x) * w))(x)
+    # d/dx[order[i]] of sum(x[order] * w) is w[i].
+    same(g[order], w)
+    # Independently along axis 1: out[i, j] = x[i, order[i, j]].
+    x2, w2 = mx.ones((2, 4)), mx.stack([w, -w])
+    order = np.array(random.permutation(KEY, mx.broadcast_to(mx.arange(4), (2, 4)), axis=1,
+                                        independent=True))
+    g = ft.grad(lambda x: fnp.sum(random.permutation(KEY, x, axis=1, independent=True) * w2))(x2)
+    assert (np.take_along_axis(np.array(g), order, axis=1) == np.array(w2)).all()
+
+
+def test_multivariate_normal():
+    cov = np.array(COV, np.float64)
+    for key, method in [(random.key(25), "cholesky"), (random.key(29), "eigh"),
+                        (random.key(30), "svd")]:
+        x = np.array(random.multivariate_normal(key, MEAN, COV, (N,), method=method), np.float64)
+        assert np.all(np.abs(x.mean(0) - np.array(MEAN)) < 6 * np.sqrt(np.diag(cov) / N))
+        # The sample covariance's entries have standard error below sqrt(2 * 2 * 2 / N).
+        assert np.all(np.abs(np.cov(x.T) - cov) < 6 * np.sqrt(8 / N)), method
+    # Batch shapes: the default shape broadcasts mean's and cov's batch axes.
+    means, covs = mx.zeros((4, 1, 3)), mx.broadcast_to(COV, (5, 3, 3))
+    assert random.multivariate_normal(KEY, means, covs).shape == (4, 5, 3)
+    assert random.multivariate_normal(KEY, means, covs, (2, 4, 5)).shape == (2, 4, 5, 3)
+    # Each batch member uses its own covariance.
+    two = mx.stack([COV, 4.0 * COV])
+    x = np.array(random.multivariate_normal(KEY, MEAN, two, (N // 10, 2)), np.float64)
+    assert abs(x[:, 1, 0].std() / x[:, 0, 0].std() - 2.0) < 0.1
+    # Differentiable in mean (eager, jitted, vmapped); not in cov, loudly.
+    g = ft.grad(lambda m: fnp.sum(random.multivariate_normal(KEY, m, mx.eye(3))))(mx.zeros(3))
+    same(g, mx.ones(3))
+    g = ft.jit(ft.grad(lambda m: fnp.sum(random.multivariate_normal(KEY, m, COV, (4,)))))(MEAN)
+    same(g, mx.full((3,), 4.0))
+    g = ft.vmap(ft.grad(lambda m: fnp.sum(random.multivariate_normal(KEY, m, COV))))(means[:, 0])
+    same(g, mx.ones((4, 3)))
+    for transform in (ft.grad, lambda f: ft.jit(ft.grad(f))):
+        with pytest.raises(NotImplementedError, match="respect to cov"):
+            transform(lambda c: fnp.sum(random.multivariate_normal(KEY, MEAN, c)))(COV)
+    with pytest.raises(NotImplementedError, match="respect to cov"):
+        ft.jvp(lambda c: random.multivariate_normal(KEY, MEAN, c), (COV,), (COV,))
+    with pytest.raises(ValueError, match=r"mean must be \(..., n\) and cov \(..., n, n\)"):
+        random.multivariate_normal(KEY, mx.zeros(3), mx.eye(2))
+    with pytest.raises(ValueError, match=r"shape \(7,\) must be a broadcast of the batch"):
+        random.multivariate_normal(KEY, means, covs, (7,))
+    with pytest.raises(ValueError, match=r"shape \(4, 1\) must be a broadcast of the batch"):
+        random.multivariate_normal(KEY, means, covs, (4, 1))
+    with pytest.raises(ValueError, match="batch shapes of mean .* do not broadcast"):
+        random.multivariate_normal(KEY, mx.zeros((2, 3)), mx.broadcast_to(COV, (3, 3, 3)))
+    with pytest.raises(ValueError, match="method must be one of cholesky, eigh, svd"):
+        random.multivariate_normal(KEY, MEAN, COV, method="qr")
+    with pytest.raises(TypeError, match="multivariate_normal: dtype must be a floating dtype"):
+        random.multivariate_normal(KEY, MEAN, COV, dtype=mx.int32)
