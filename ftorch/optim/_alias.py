@@ -1,18 +1,67 @@
 """The named optimizers (optax's aliases): each a ``chain`` of building
 blocks, with its numeric hyperparameters kept in the state as arrays
 (``inject_hyperparams``), so changing the learning rate never retraces a
-jitted step.
+jitted step. Booleans, dtypes, masks and structural integers stay Python
+values.
+
+Each docstring gives the update rule and, where ``mlx.optimizers`` has the
+same optimizer, how to reproduce its numbers. In short: MLX's ``Adam`` and
+``AdamW`` skip the bias correction unless ``bias_correction=True``; MLX's
+``RMSprop`` and ``Adagrad`` add ``eps`` outside the square root; MLX's
+``Adamax`` neither corrects the first moment nor adds ``eps`` where optax
+does; MLX's ``Adafactor`` defaults to a relative step size and scales its
+weight decay by the learning rate.
+
+>>> import ftorch as ft, ftorch.numpy as fnp, ftorch.optim as optim, mlx.core as mx
+>>> opt = optim.adamw(1e-2, weight_decay=1e-4)
+>>> params = {"w": mx.array([1.0, -2.0])}
+>>> state = opt.init(params)
+>>> for _ in range(3):
+...     grads = ft.grad(lambda p: fnp.sum(p["w"] ** 2))(params)
+...     updates, state = opt.update(grads, state, params)
+...     params = optim.apply_updates(params, updates)
+>>> [round(x, 4) for x in params["w"].tolist()], state.count.item()
+([0.97, -1.97], 3)
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import mlx.core as mx
 
 from ftorch.optim._base import GradientTransformation, ScalarOrSchedule, chain, identity
 from ftorch.optim._hyperparams import inject_hyperparams
-from ftorch.optim._transform import scale_by_learning_rate, trace
+from ftorch.optim._transform import (
+    _adam_chain,
+    add_decayed_weights,
+    clip_by_block_rms,
+    ema,
+    scale,
+    scale_by_adadelta,
+    scale_by_adam,
+    scale_by_adamax,
+    scale_by_amsgrad,
+    scale_by_factored_rms,
+    scale_by_learning_rate,
+    scale_by_lion,
+    scale_by_param_block_rms,
+    scale_by_rms,
+    scale_by_rss,
+    scale_by_stddev,
+    scale_by_trust_ratio,
+    trace,
+)
+from ftorch.optim._wrappers import masked
 
-__all__ = ["sgd"]
+__all__ = [
+    "sgd", "adam", "nadam", "adamw", "nadamw", "amsgrad", "adamax", "lion", "rmsprop",
+    "adagrad", "adadelta", "adafactor", "lamb", "lars",
+]
+
+MaskOrFn = Any | Callable[[Any], Any] | None
+Number = float | mx.array
 
 
 def _sgd(learning_rate, momentum, nesterov, accumulator_dtype):
@@ -25,7 +74,8 @@ def sgd(learning_rate: ScalarOrSchedule, momentum: float | None = None, nesterov
         accumulator_dtype: mx.Dtype | None = None) -> GradientTransformation:
     """Stochastic gradient descent, with optional (Nesterov) momentum:
     ``t = momentum * t + g``, ``p -= lr * t`` (``lr * (momentum * t + g)``
-    with ``nesterov``). MLX's ``SGD(weight_decay=...)`` is
+    with ``nesterov``). MLX's ``SGD(lr, momentum, nesterov=...)`` is the
+    same (with ``dampening=0``); its ``weight_decay=wd`` is
     ``chain(add_decayed_weights(wd), sgd(lr, ...))``.
 
     >>> import ftorch.optim as optim, mlx.core as mx
@@ -37,3 +87,378 @@ def sgd(learning_rate: ScalarOrSchedule, momentum: float | None = None, nesterov
     """
     return inject_hyperparams(_sgd, hyperparams=("learning_rate", "momentum"))(
         learning_rate, momentum, nesterov, accumulator_dtype)
+
+
+# eps_root stays a Python number (a constant for differentiating through the
+# step, rarely tuned): at its default 0 the update has no add for it.
+_ADAM = ("learning_rate", "b1", "b2", "eps")
+
+
+def _adam(learning_rate, b1, b2, eps, eps_root, mu_dtype, nesterov):
+    # chain(scale_by_adam(...), scale_by_learning_rate(learning_rate)), in one pass.
+    return _adam_chain(b1, b2, eps, eps_root, mu_dtype, nesterov, learning_rate)
+
+
+def adam(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.999,
+         eps: Number = 1e-8, eps_root: Number = 0.0, mu_dtype: mx.Dtype | None = None, *,
+         nesterov: bool = False) -> GradientTransformation:
+    """Adam: ``m = b1 m + (1 - b1) g``, ``v = b2 v + (1 - b2) g**2``,
+    ``p -= lr * m_hat / (sqrt(v_hat + eps_root) + eps)`` with the bias
+    corrections ``m_hat = m / (1 - b1**t)``, ``v_hat = v / (1 - b2**t)``
+    (``nesterov``: NAdam's ``m_hat``, see ``scale_by_adam``). ``mu_dtype``:
+    the dtype of ``m``. ``eps_root`` is kept as given, not in the state's
+    ``hyperparams`` (the other numbers are).
+
+    MLX's ``Adam(lr, betas=[b1, b2], eps, bias_correction=True)`` is
+    ``adam(lr, b1, b2, eps)``; MLX's default ``bias_correction=False``
+    uses ``m / (sqrt(v) + eps)``, which with ``eps=0`` is ``adam`` with the
+    learning rate ``lambda n: lr * (1 - b1**(n+1)) / sqrt(1 - b2**(n+1))``.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.adam(0.1)
+    >>> u, state = opt.update(mx.array([0.5, -2.0]), opt.init(mx.zeros(2)))
+    >>> [round(x, 4) for x in u.tolist()]
+    [-0.1, 0.1]
+    """
+    return inject_hyperparams(_adam, hyperparams=_ADAM)(
+        learning_rate, b1, b2, eps, eps_root, mu_dtype, nesterov)
+
+
+def nadam(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.999,
+          eps: Number = 1e-8, eps_root: Number = 0.0,
+          mu_dtype: mx.Dtype | None = None) -> GradientTransformation:
+    """NAdam: ``adam(..., nesterov=True)``, whose first moment looks one step
+    ahead: ``m_hat = b1 m / (1 - b1**(t+1)) + (1 - b1) g / (1 - b1**t)``.
+    MLX has no NAdam.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.nadam(0.1)
+    >>> u, state = opt.update(mx.array([0.5, -2.0]), opt.init(mx.zeros(2)))
+    >>> [round(x, 4) for x in u.tolist()]
+    [-0.1474, 0.1474]
+    """
+    return adam(learning_rate, b1, b2, eps, eps_root, mu_dtype, nesterov=True)
+
+
+def _adamw(learning_rate, b1, b2, eps, eps_root, mu_dtype, weight_decay, mask, nesterov):
+    # chain(scale_by_adam(...), add_decayed_weights(weight_decay, mask),
+    #       scale_by_learning_rate(learning_rate)), in one pass.
+    return _adam_chain(b1, b2, eps, eps_root, mu_dtype, nesterov, learning_rate, weight_decay,
+                       mask)
+
+
+def adamw(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.999,
+          eps: Number = 1e-8, eps_root: Number = 0.0, mu_dtype: mx.Dtype | None = None,
+          weight_decay: ScalarOrSchedule = 1e-4, mask: MaskOrFn = None, *,
+          nesterov: bool = False) -> GradientTransformation:
+    """Adam with decoupled weight decay:
+    ``p -= lr * (m_hat / (sqrt(v_hat + eps_root) + eps) + weight_decay * p)``
+    (the decay scaled by the learning rate, as PyTorch); ``mask`` limits the
+    decay to some parameters (see ``masked``).
+
+    MLX's ``AdamW(lr, betas, eps, weight_decay=wd, bias_correction=True)``
+    is ``adamw(lr, b1, b2, eps, weight_decay=wd)``: MLX shrinks the
+    parameter by ``1 - lr * wd`` before the Adam step, the same sum. MLX's
+    defaults differ: ``weight_decay=0.01`` (here ``1e-4``) and no bias
+    correction (see ``adam``).
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.adamw(0.1, weight_decay=0.5)
+    >>> p = mx.array([2.0])
+    >>> round(opt.update(mx.array([1.0]), opt.init(p), p)[0].item(), 4)
+    -0.2
+    """
+    return inject_hyperparams(_adamw, hyperparams=(*_ADAM, "weight_decay"))(
+        learning_rate, b1, b2, eps, eps_root, mu_dtype, weight_decay, mask, nesterov)
+
+
+def nadamw(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.999,
+           eps: Number = 1e-8, eps_root: Number = 0.0, mu_dtype: mx.Dtype | None = None,
+           weight_decay: ScalarOrSchedule = 1e-4,
+           mask: MaskOrFn = None) -> GradientTransformation:
+    """NAdamW: ``adamw(..., nesterov=True)`` (NAdam's first moment with
+    decoupled weight decay). MLX has no NAdamW.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.nadamw(0.1, weight_decay=0.5)
+    >>> p = mx.array([2.0])
+    >>> round(opt.update(mx.array([1.0]), opt.init(p), p)[0].item(), 4)
+    -0.2474
+    """
+    return adamw(learning_rate, b1, b2, eps, eps_root, mu_dtype, weight_decay, mask,
+                 nesterov=True)
+
+
+def _amsgrad(learning_rate, b1, b2, eps, eps_root, mu_dtype, bias_correction_mu,
+             bias_correction_nu):
+    return chain(scale_by_amsgrad(b1, b2, eps, eps_root, mu_dtype, bias_correction_mu,
+                                  bias_correction_nu),
+                 scale_by_learning_rate(learning_rate))
+
+
+def amsgrad(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.999,
+            eps: Number = 1e-8, eps_root: Number = 0.0, mu_dtype: mx.Dtype | None = None,
+            bias_correction_mu: bool = True,
+            bias_correction_nu: bool = True) -> GradientTransformation:
+    """AMSGrad: Adam whose denominator uses the largest bias-corrected second
+    moment so far, ``p -= lr * m_hat / (sqrt(max_t v_hat + eps_root) + eps)``
+    (the step size never grows back). MLX has no AMSGrad.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.amsgrad(0.1)
+    >>> u, state = opt.update(mx.array([0.5, -2.0]), opt.init(mx.zeros(2)))
+    >>> [round(x, 4) for x in u.tolist()]
+    [-0.1, 0.1]
+    """
+    return inject_hyperparams(_amsgrad, hyperparams=_ADAM)(
+        learning_rate, b1, b2, eps, eps_root, mu_dtype, bias_correction_mu, bias_correction_nu)
+
+
+def _adamax(learning_rate, b1, b2, eps):
+    return chain(scale_by_adamax(b1, b2, eps), scale_by_learning_rate(learning_rate))
+
+
+def adamax(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.999,
+           eps: Number = 1e-8) -> GradientTransformation:
+    """Adamax (Adam with the infinity norm): ``m = b1 m + (1 - b1) g``,
+    ``v = max(|g| + eps, b2 v)``, ``p -= lr * m / (1 - b1**t) / v``.
+
+    MLX's ``Adamax(lr, betas, eps)`` uses ``v = max(b2 v, |g|)`` and
+    ``p -= lr * m / (v + eps)``, without the bias correction: with ``eps=0``
+    on both sides it is ``adamax(lambda n: lr * (1 - b1**(n+1)), b1, b2, 0.0)``.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.adamax(0.1, eps=0.0)
+    >>> u, state = opt.update(mx.array([0.5, -2.0]), opt.init(mx.zeros(2)))
+    >>> [round(x, 4) for x in u.tolist()]
+    [-0.1, 0.1]
+    """
+    return inject_hyperparams(_adamax, hyperparams=("learning_rate", "b1", "b2", "eps"))(
+        learning_rate, b1, b2, eps)
+
+
+def _lion(learning_rate, b1, b2, mu_dtype, weight_decay, mask):
+    return chain(scale_by_lion(b1, b2, mu_dtype), add_decayed_weights(weight_decay, mask),
+                 scale_by_learning_rate(learning_rate))
+
+
+def lion(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.99,
+         mu_dtype: mx.Dtype | None = None, weight_decay: ScalarOrSchedule = 1e-3,
+         mask: MaskOrFn = None) -> GradientTransformation:
+    """Lion: ``p -= lr * (sign(b1 m + (1 - b1) g) + weight_decay * p)``, then
+    ``m = b2 m + (1 - b2) g``. Its updates have unit size per element: take
+    a learning rate 3-10 times smaller than Adam's.
+
+    MLX's ``Lion(lr, betas=[b1, b2], weight_decay=wd)`` is
+    ``lion(lr, b1, b2, weight_decay=wd)``; MLX's default ``weight_decay`` is
+    0 (here ``1e-3``).
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.lion(0.1, weight_decay=0.0)
+    >>> p = mx.zeros(2)
+    >>> [round(x, 4) for x in opt.update(mx.array([0.5, -2.0]), opt.init(p), p)[0].tolist()]
+    [-0.1, 0.1]
+    """
+    return inject_hyperparams(_lion, hyperparams=("learning_rate", "b1", "b2", "weight_decay"))(
+        learning_rate, b1, b2, mu_dtype, weight_decay, mask)
+
+
+def _rmsprop(learning_rate, decay, eps, initial_scale, eps_in_sqrt, centered, momentum,
+             nesterov, bias_correction):
+    scaling = (scale_by_stddev if centered else scale_by_rms)(
+        decay, eps, initial_scale, eps_in_sqrt, bias_correction)
+    return chain(scaling, scale_by_learning_rate(learning_rate),
+                 identity() if momentum is None else trace(momentum, nesterov))
+
+
+def rmsprop(learning_rate: ScalarOrSchedule, decay: Number = 0.9, eps: Number = 1e-8,
+            initial_scale: Number = 0.0, eps_in_sqrt: bool = True, centered: bool = False,
+            momentum: Number | None = None, nesterov: bool = False,
+            bias_correction: bool = False) -> GradientTransformation:
+    """RMSProp: ``v = decay v + (1 - decay) g**2`` (from ``initial_scale``),
+    ``p -= lr * g / sqrt(v + eps)`` (``/ (sqrt(v) + eps)`` without
+    ``eps_in_sqrt``); ``centered`` divides by the standard deviation
+    ``sqrt(v - m**2 ...)`` instead, ``momentum`` adds a ``trace`` of the steps,
+    ``bias_correction`` divides the averages by ``1 - decay**t``.
+
+    MLX's ``RMSprop(lr, alpha, eps)`` is
+    ``rmsprop(lr, decay=alpha, eps=eps, eps_in_sqrt=False)``; MLX's default
+    ``alpha`` is 0.99 (here ``decay=0.9``).
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.rmsprop(0.1, decay=0.75, eps=0.0)
+    >>> opt.update(mx.array([2.0]), opt.init(mx.zeros(1)))[0].item()
+    -0.20000000298023224
+    """
+    return inject_hyperparams(_rmsprop, hyperparams=(
+        "learning_rate", "decay", "eps", "initial_scale", "momentum"))(
+        learning_rate, decay, eps, initial_scale, eps_in_sqrt, centered, momentum, nesterov,
+        bias_correction)
+
+
+def _adagrad(learning_rate, initial_accumulator_value, eps):
+    return chain(scale_by_rss(initial_accumulator_value, eps),
+                 scale_by_learning_rate(learning_rate))
+
+
+def adagrad(learning_rate: ScalarOrSchedule, initial_accumulator_value: Number = 0.1,
+            eps: Number = 1e-7) -> GradientTransformation:
+    """Adagrad: ``s = s + g**2`` (from ``initial_accumulator_value``),
+    ``p -= lr * g / sqrt(s + eps)``.
+
+    MLX's ``Adagrad(lr, eps)`` starts from ``s = 0`` and divides by
+    ``sqrt(s) + eps``: ``adagrad(lr, initial_accumulator_value=0.0,
+    eps=0.0)`` matches it to within ``eps / sqrt(s)``.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.adagrad(0.1, initial_accumulator_value=0.0, eps=0.0)
+    >>> opt.update(mx.array([2.0]), opt.init(mx.zeros(1)))[0].item()
+    -0.10000000149011612
+    """
+    return inject_hyperparams(_adagrad, hyperparams=(
+        "learning_rate", "initial_accumulator_value", "eps"))(
+        learning_rate, initial_accumulator_value, eps)
+
+
+def _adadelta(learning_rate, rho, eps, weight_decay, weight_decay_mask):
+    # No learning rate is a step of 1, still a descent (optax's chain then skips
+    # the negation and ascends).
+    return chain(add_decayed_weights(weight_decay, mask=weight_decay_mask),
+                 scale_by_adadelta(rho, eps),
+                 scale(-1.0) if learning_rate is None else scale_by_learning_rate(learning_rate))
+
+
+def adadelta(learning_rate: ScalarOrSchedule | None = None, rho: Number = 0.9,
+             eps: Number = 1e-6, weight_decay: ScalarOrSchedule = 0.0,
+             weight_decay_mask: MaskOrFn = None) -> GradientTransformation:
+    """Adadelta: ``e_g = rho e_g + (1 - rho) g**2``,
+    ``d = sqrt(e_x + eps) / sqrt(e_g + eps) * g``,
+    ``e_x = rho e_x + (1 - rho) d**2``, ``p -= lr * d``;
+    ``weight_decay * p`` is added to the gradient first. ``lr=None`` is a
+    step of 1 (where optax's ``adadelta()`` skips the negation and ascends).
+
+    MLX's ``AdaDelta(lr, rho, eps)`` is ``adadelta(lr, rho, eps)``.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.adadelta(1.0, rho=0.0, eps=1.0)
+    >>> p = mx.zeros(1)
+    >>> round(opt.update(mx.array([3.0]), opt.init(p), p)[0].item(), 4)
+    -0.9487
+    """
+    return inject_hyperparams(_adadelta, hyperparams=(
+        "learning_rate", "rho", "eps", "weight_decay"))(
+        learning_rate, rho, eps, weight_decay, weight_decay_mask)
+
+
+def _adafactor(learning_rate, min_dim_size_to_factor, decay_rate, decay_offset,
+               multiply_by_parameter_scale, clipping_threshold, momentum, dtype_momentum,
+               weight_decay_rate, eps, factored, weight_decay_mask):
+    steps = [scale_by_factored_rms(factored, decay_rate, decay_offset, min_dim_size_to_factor,
+                                   eps)]
+    if clipping_threshold is not None:
+        steps.append(clip_by_block_rms(clipping_threshold))
+    if learning_rate is not None:
+        steps.append(scale_by_learning_rate(learning_rate, flip_sign=False))
+    if multiply_by_parameter_scale:
+        steps.append(scale_by_param_block_rms())
+    if momentum is not None:
+        steps.append(ema(momentum, debias=False, accumulator_dtype=dtype_momentum))
+    if weight_decay_rate is not None:
+        steps.append(add_decayed_weights(weight_decay_rate, mask=weight_decay_mask))
+    steps.append(scale(-1.0))  # descent
+    return chain(*steps)
+
+
+def adafactor(learning_rate: ScalarOrSchedule | None = None, min_dim_size_to_factor: int = 128,
+              decay_rate: Number = 0.8, decay_offset: int | mx.array = 0,
+              multiply_by_parameter_scale: bool = True,
+              clipping_threshold: Number | None = 1.0, momentum: Number | None = None,
+              dtype_momentum: mx.Dtype = mx.float32,
+              weight_decay_rate: ScalarOrSchedule | None = None, eps: Number = 1e-30,
+              factored: bool = True, weight_decay_mask: MaskOrFn = None,
+              ) -> GradientTransformation:
+    """Adafactor: ``g`` divided by the root of a moving average of
+    ``g**2 + eps`` (factored into row and column means for matrices whose
+    two largest axes are at least ``min_dim_size_to_factor``; decay
+    ``1 - (t - decay_offset)**-decay_rate``), clipped to a root mean square
+    of ``clipping_threshold``, times ``learning_rate`` (``None``: 1) and,
+    with ``multiply_by_parameter_scale``, ``max(rms(p), 1e-3)``; then an
+    optional moving average (``momentum``, kept in ``dtype_momentum``) and
+    ``weight_decay_rate * p`` (not scaled by the learning rate).
+
+    MLX's ``Adafactor(lr, relative_step=False, beta_1=b1, clip_threshold=c,
+    scale_parameter=s)`` on 2-D and smaller parameters is
+    ``adafactor(lr, min_dim_size_to_factor=1, momentum=b1,
+    clipping_threshold=c, multiply_by_parameter_scale=s)``. MLX factors
+    every parameter of two or more dimensions (its last two axes), takes
+    ``decay_rate=-0.8`` for this ``0.8``, ignores the learning rate by
+    default (``relative_step=True``: ``min(1e-2, 1/sqrt(t))``) and scales
+    its weight decay by the whole step size (``lr * max(rms(p), 1e-3)``),
+    which no constant ``weight_decay_rate`` reproduces.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.adafactor(0.1, multiply_by_parameter_scale=False)
+    >>> p = mx.zeros(2)
+    >>> opt.update(mx.array([3.0, -3.0]), opt.init(p), p)[0].tolist()
+    [-0.10000000149011612, 0.10000000149011612]
+    """
+    return inject_hyperparams(_adafactor, hyperparams=(
+        "learning_rate", "decay_rate", "decay_offset", "clipping_threshold", "momentum",
+        "weight_decay_rate", "eps"))(
+        learning_rate, min_dim_size_to_factor, decay_rate, decay_offset,
+        multiply_by_parameter_scale, clipping_threshold, momentum, dtype_momentum,
+        weight_decay_rate, eps, factored, weight_decay_mask)
+
+
+def _lamb(learning_rate, b1, b2, eps, eps_root, weight_decay, mask):
+    return chain(scale_by_adam(b1, b2, eps, eps_root), add_decayed_weights(weight_decay, mask),
+                 scale_by_trust_ratio(), scale_by_learning_rate(learning_rate))
+
+
+def lamb(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.999,
+         eps: Number = 1e-6, eps_root: Number = 0.0, weight_decay: ScalarOrSchedule = 0.0,
+         mask: MaskOrFn = None) -> GradientTransformation:
+    """LAMB: Adam's direction plus weight decay,
+    ``r = m_hat / (sqrt(v_hat + eps_root) + eps) + weight_decay * p``, scaled
+    per parameter by the trust ratio ``||p|| / ||r||``:
+    ``p -= lr * ||p|| / ||r|| * r`` (a ratio of 1 where a norm is 0). MLX
+    has no LAMB.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.lamb(0.1)
+    >>> p = mx.array([3.0, 4.0])
+    >>> [round(x, 4) + 0.0 for x in opt.update(mx.array([1.0, 0.0]), opt.init(p), p)[0].tolist()]
+    [-0.5, 0.0]
+    """
+    return inject_hyperparams(_lamb, hyperparams=(*_ADAM, "weight_decay"))(
+        learning_rate, b1, b2, eps, eps_root, weight_decay, mask)
+
+
+def _lars(learning_rate, weight_decay, weight_decay_mask, trust_coefficient, eps,
+          trust_ratio_mask, momentum, nesterov):
+    return chain(add_decayed_weights(weight_decay, mask=weight_decay_mask),
+                 masked(scale_by_trust_ratio(trust_coefficient=trust_coefficient, eps=eps),
+                        trust_ratio_mask),
+                 scale_by_learning_rate(learning_rate), trace(momentum, nesterov))
+
+
+def lars(learning_rate: ScalarOrSchedule, weight_decay: ScalarOrSchedule = 0.0,
+         weight_decay_mask: MaskOrFn = True, trust_coefficient: Number = 0.001,
+         eps: Number = 0.0, trust_ratio_mask: MaskOrFn = True, momentum: Number = 0.9,
+         nesterov: bool = False) -> GradientTransformation:
+    """LARS: ``d = g + weight_decay * p`` scaled per parameter by the trust
+    ratio ``trust_coefficient * ||p|| / (||d|| + eps)`` (1 where a norm is
+    0), times ``lr``, through (Nesterov) momentum ``t = momentum t + step``;
+    ``p -= t``. The masks choose the parameters that get weight decay and
+    the trust ratio. MLX has no LARS.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.lars(0.1, trust_coefficient=1.0)
+    >>> p = mx.array([3.0, 4.0])
+    >>> [round(x, 4) for x in opt.update(mx.array([1.0, 0.0]), opt.init(p), p)[0].tolist()]
+    [-0.5, 0.0]
+    """
+    return inject_hyperparams(_lars, hyperparams=(
+        "learning_rate", "weight_decay", "trust_coefficient", "eps", "momentum"))(
+        learning_rate, weight_decay, weight_decay_mask, trust_coefficient, eps,
+        trust_ratio_mask, momentum, nesterov)
