@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"median time per call over up to {rounds} interleaved rounds (~{budget:g} s a row), "
           "ratios: median of per-round ratios; "
           "eager: mlx | ftorch | torch.func; jit: mx.compile | ft.jit | jax.jit | torch.compile")
-    header = (f"{'workload':<15}{'mode':<6}" + "".join(f"{n:>10}" for n in frameworks.NAMES)
+    header = (f"{'workload':<19}{'mode':<6}" + "".join(f"{n:>10}" for n in frameworks.NAMES)
               + f"{'ft/mlx':>9}{'target':>8}{'ft/jax':>8}{'ft/torch':>9}")
     print(header)
     print("-" * len(header), flush=True)
@@ -157,12 +157,12 @@ def run_one(w, mode, data, fws, warmup, rounds, budget) -> dict:
                                   calls_per_step=w.calls_per_step, rtol=w.rtol)
     except Mismatch as e:
         row["error"] = f"mismatch: {e}"
-        print(f"{w.name:<15}{mode:<6}MISMATCH {e}", flush=True)
+        print(f"{w.name:<19}{mode:<6}MISMATCH {e}", flush=True)
         return row
     except Exception as e:  # noqa: BLE001
         row["error"] = f"{type(e).__name__}: {e}"
         traceback.print_exc()
-        print(f"{w.name:<15}{mode:<6}FAILED {row['error']}", flush=True)
+        print(f"{w.name:<19}{mode:<6}FAILED {row['error']}", flush=True)
         return row
     row["notes"].update({n: f"first call failed: {e}" for n, e in failed.items()})
     for name, t in timings.items():
@@ -177,16 +177,16 @@ def run_one(w, mode, data, fws, warmup, rounds, budget) -> dict:
     ratio = row["ratio_mlx"]
     row["target"] = target
     mark = "" if ratio is None or target is None else (" ok" if ratio <= target else " MISS")
-    print(f"{w.name:<15}{mode:<6}" + "".join(f"{_fmt_time(m.get(n)):>10}" for n in frameworks.NAMES)
+    print(f"{w.name:<19}{mode:<6}" + "".join(f"{_fmt_time(m.get(n)):>10}" for n in frameworks.NAMES)
           + f"{_fmt_ratio(ratio):>9}{'<=' + str(target) + mark:>8}"
           + f"{_fmt_ratio(row['ratio_jax']):>8}{_fmt_ratio(row['ratio_torch']):>9}", flush=True)
     if w.memory:
         peaks = {n: fws[n].peak_memory(steps[n]) for n in timings}
         row["peak_mib"] = {n: round(b / 2 ** 20, 1) for n, b in peaks.items() if b is not None}
-        print(f"{'':<21}peak memory: " + ", ".join(
+        print(f"{'':<25}peak memory: " + ", ".join(
             f"{frameworks.LABELS[mode][n]} {v:.0f} MiB" for n, v in row["peak_mib"].items()))
     for name, note in row["notes"].items():
-        print(f"{'':<21}{name}: {note[:200]}")
+        print(f"{'':<25}{name}: {note[:200]}")
     return row
 
 
@@ -218,7 +218,7 @@ def first_calls(w, fws, device) -> dict[str, float | str]:
             out[name] = float(proc.stdout.strip().splitlines()[-1])
         else:
             out[name] = "failed: " + (proc.stderr.strip().splitlines() or ["?"])[-1]
-    print(f"{'':<21}first call, fresh process: " + ", ".join(
+    print(f"{'':<25}first call, fresh process: " + ", ".join(
         f"{frameworks.LABELS['jit'][n]} " + (f"{v:.2f} s" if isinstance(v, float) else v)
         for n, v in out.items()), flush=True)
     return out

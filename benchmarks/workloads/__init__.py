@@ -61,6 +61,7 @@ def _all() -> dict[str, Workload]:
         hvp,
         jit_overhead,
         mlp_train,
+        optim_update,
         per_example,
         rnn,
         rnn_scan,
@@ -69,8 +70,10 @@ def _all() -> dict[str, Workload]:
     )
 
     mods = (chain, mlp_train, per_example, hvp, transformer, rnn, rnn_scan, sampling,
-            deep_mlp, deep_mlp_remat, jit_overhead)
-    return {m.WORKLOAD.name: m.WORKLOAD for m in mods if m.WORKLOAD}
+            deep_mlp, deep_mlp_remat, optim_update, jit_overhead)
+    # A module defines WORKLOAD, or WORKLOADS for a family of rows.
+    found = [w for m in mods for w in getattr(m, "WORKLOADS", None) or (m.WORKLOAD,)]
+    return {w.name: w for w in found}
 
 
 WORKLOADS = _all()
