@@ -37,6 +37,7 @@ from ftorch import custom_batching
 from ftorch.transforms.remat import checkpoint, checkpoint_name, checkpoint_policies, remat
 from ftorch.numpy import stop_gradient
 from ftorch import nn
+from ftorch.serialization import load, save
 
 __version__ = "0.1.0"
 
@@ -45,7 +46,7 @@ __all__ = [
     "jit", "make_graph", "eval_shape", "config", "stop_gradient", "tree", "numpy", "nn",
     "ShapeDtypeStruct", "ConcretizationError", "LeakedTracerError", "info", "lax", "random",
     "custom_jvp", "custom_vjp", "custom_batching", "checkpoint", "remat", "checkpoint_name",
-    "checkpoint_policies",
+    "checkpoint_policies", "save", "load",
 ]
 
 
