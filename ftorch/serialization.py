@@ -226,12 +226,18 @@ def save(path: str | os.PathLike, tree: Any) -> None:
     spec = _encode(tree, (), arrays)
     metadata = {"format": _FORMAT, _TREE_KEY: json.dumps(spec, separators=(",", ":"))}
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.tmp-", dir=directory)
+    # MLX writes to a path faster than through a Python file object; the
+    # suffix keeps it from appending its own.
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.tmp-",
+                               suffix=".safetensors", dir=directory)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as f:
-            mx.save_safetensors(f, arrays, metadata)
-            f.flush()
-            os.fsync(f.fileno())
+        mx.save_safetensors(tmp, arrays, metadata)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -56,6 +56,7 @@ def mlx_side(fw) -> Any:
 def _all() -> dict[str, Workload]:
     from benchmarks.workloads import (
         chain,
+        checkpoint_io,
         deep_mlp,
         deep_mlp_remat,
         hvp,
@@ -70,7 +71,7 @@ def _all() -> dict[str, Workload]:
     )
 
     mods = (chain, mlp_train, per_example, hvp, transformer, rnn, rnn_scan, sampling,
-            deep_mlp, deep_mlp_remat, optim_update, jit_overhead)
+            deep_mlp, deep_mlp_remat, optim_update, checkpoint_io, jit_overhead)
     # A module defines WORKLOAD, or WORKLOADS for a family of rows.
     found = [w for m in mods for w in getattr(m, "WORKLOADS", None) or (m.WORKLOAD,)]
     return {w.name: w for w in found}
