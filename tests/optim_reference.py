@@ -173,3 +173,26 @@ def lars(p, g, s, t, learning_rate, weight_decay=0.0, trust_coefficient=0.001, e
     d = g + weight_decay * p
     step = learning_rate * _trust_ratio(p, d, trust_coefficient, eps) * d
     return p - _momentum(step, s, momentum, nesterov), s
+
+
+def muon(p, g, s, t, learning_rate, momentum=0.95, weight_decay=0.01, nesterov=True,
+         ns_steps=5, ns_coeffs=(3.4445, -4.7750, 2.0315), eps=1e-7):
+    """Jordan et al.'s Muon as MLX defines it: L2-coupled decay, an EMA
+    momentum, and for a matrix the quintic Newton-Schulz iteration
+    ``X <- a X + (b A + c A^2) X`` (``A = X X^T``) from ``X / ||X||_F`` over
+    the shorter side, scaled by ``sqrt(max(1, rows / cols))``."""
+    g = g + weight_decay * p
+    m = _ema(s, "m", g, momentum)
+    u = (1 - momentum) * g + momentum * m if nesterov else m
+    if u.ndim >= 2:
+        x = u.reshape(u.shape[0], -1)
+        rows, cols = x.shape
+        x = x.T if rows > cols else x
+        x = x / (_norm(x) + eps)
+        a, b, c = ns_coeffs
+        for _ in range(ns_steps):
+            gram = x @ x.T
+            x = a * x + (b * gram + c * gram @ gram) @ x
+        x = x.T if rows > cols else x
+        u = x.reshape(u.shape) * max(1.0, rows / cols) ** 0.5
+    return p - learning_rate * u, s

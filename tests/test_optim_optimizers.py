@@ -96,6 +96,9 @@ CASES = [
     ("lars", dict(learning_rate=1.0)),
     ("lars", dict(learning_rate=1.0, weight_decay=0.1, trust_coefficient=0.1, eps=1e-3,
                   momentum=0.5, nesterov=True)),
+    ("muon", dict(learning_rate=0.1)),
+    ("muon", dict(learning_rate=0.1, momentum=0.8, weight_decay=0.0, nesterov=False,
+                  ns_steps=3)),
 ]
 CASE_IDS = [f"{name}-{i}" for i, (name, _) in enumerate(CASES)]
 ALIASES = sorted({name for name, _ in CASES})
@@ -211,6 +214,11 @@ MLX_CASES = {
     # cannot align (MLX scales it by the parameter scale too).
     "adafactor": (lambda: mlx_optim.Adafactor(LR, relative_step=False),
                   lambda: optim.adafactor(LR, min_dim_size_to_factor=1)),
+    "muon": (lambda: mlx_optim.Muon(LR), lambda: optim.muon(LR)),
+    "muon_plain": (lambda: mlx_optim.Muon(LR, momentum=0.8, weight_decay=0.0, nesterov=False,
+                                          ns_steps=3),
+                   lambda: optim.muon(LR, momentum=0.8, weight_decay=0.0, nesterov=False,
+                                      ns_steps=3)),
     "adafactor_momentum": (
         lambda: mlx_optim.Adafactor(LR, relative_step=False, beta_1=0.8, clip_threshold=0.5,
                                     scale_parameter=False),
@@ -302,6 +310,8 @@ CONVERGENCE = {
                         multiply_by_parameter_scale=False), 600, 1e-4)),
     "lamb": ((dict(learning_rate=cos(0.1, 150)), 150, 1e-4),
              (dict(learning_rate=cos(0.1, 400)), 400, 1e-2)),
+    "muon": ((dict(learning_rate=cos(0.3, 300), weight_decay=0.0), 300, 1e-4),
+             (dict(learning_rate=0.01, weight_decay=0.0), 1000, 1e-3)),
     "lars": ((dict(learning_rate=cos(0.3, 300), trust_coefficient=1.0, momentum=0.5), 300,
               1e-4),
              (dict(learning_rate=cos(0.01, 400), trust_coefficient=1.0), 400, 1e-4)),

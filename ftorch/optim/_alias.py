@@ -46,6 +46,7 @@ from ftorch.optim._transform import (
     scale_by_factored_rms,
     scale_by_learning_rate,
     scale_by_lion,
+    scale_by_muon,
     scale_by_param_block_rms,
     scale_by_rms,
     scale_by_rss,
@@ -57,7 +58,7 @@ from ftorch.optim._wrappers import masked
 
 __all__ = [
     "sgd", "adam", "nadam", "adamw", "nadamw", "amsgrad", "adamax", "lion", "rmsprop",
-    "adagrad", "adadelta", "adafactor", "lamb", "lars",
+    "adagrad", "adadelta", "adafactor", "lamb", "lars", "muon",
 ]
 
 MaskOrFn = Any | Callable[[Any], Any] | None
@@ -261,6 +262,43 @@ def lion(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.99,
     """
     return inject_hyperparams(_lion, hyperparams=("learning_rate", "b1", "b2", "weight_decay"))(
         learning_rate, b1, b2, mu_dtype, weight_decay, mask)
+
+
+def _muon(learning_rate, momentum, weight_decay, mask, nesterov, ns_steps, ns_coeffs, eps,
+          mu_dtype):
+    return chain(add_decayed_weights(weight_decay, mask),
+                 scale_by_muon(momentum, nesterov, ns_steps, ns_coeffs, eps, mu_dtype),
+                 scale_by_learning_rate(learning_rate))
+
+
+def muon(learning_rate: ScalarOrSchedule, momentum: Number = 0.95,
+         weight_decay: ScalarOrSchedule = 0.01, mask: MaskOrFn = None, nesterov: bool = True,
+         ns_steps: int = 5, ns_coeffs: tuple[float, float, float] = (3.4445, -4.7750, 2.0315),
+         eps: Number = 1e-7, mu_dtype: mx.Dtype | None = None) -> GradientTransformation:
+    """Muon (Jordan et al.), as ``mlx.optimizers.Muon``: the gradient plus
+    ``weight_decay * p`` drives a momentum whose update, for parameters of
+    two or more axes, is orthogonalized by ``ns_steps`` Newton-Schulz
+    iterations and scaled by ``sqrt(max(1, rows / cols))``; ``p -= lr * u``
+    (see ``scale_by_muon``). Parameters of fewer axes get the momentum step
+    alone: give them (and usually embeddings and the output layer) AdamW
+    with ``partition``.
+
+    MLX's ``Muon(lr, momentum, weight_decay, nesterov, ns_steps)`` is the
+    same for matrices; for arrays of more than two axes MLX scales by the
+    last two axes of the original shape, here by the matrix it
+    orthogonalizes (as the reference implementation).
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.muon(0.02, weight_decay=0.0)
+    >>> p = mx.zeros((4, 2))
+    >>> u, _ = opt.update(mx.ones((4, 2)), opt.init(p), p)
+    >>> u.shape, round(abs(u[0, 0].item()), 3)
+    ((4, 2), 0.007)
+    """
+    return inject_hyperparams(_muon, hyperparams=("learning_rate", "momentum", "weight_decay",
+                                                  "eps"))(
+        learning_rate, momentum, weight_decay, mask, nesterov, ns_steps, ns_coeffs, eps,
+        mu_dtype)
 
 
 def _rmsprop(learning_rate, decay, eps, initial_scale, eps_in_sqrt, centered, momentum,

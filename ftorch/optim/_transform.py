@@ -46,6 +46,7 @@ __all__ = [
     "scale_by_adamax", "scale_by_rms", "ScaleByRmsState", "ScaleByRmsWithCountState",
     "scale_by_stddev", "ScaleByRStdDevState", "ScaleByRStdDevWithCountState",
     "scale_by_rss", "ScaleByRssState", "scale_by_lion", "ScaleByLionState",
+    "scale_by_muon", "ScaleByMuonState",
     "scale_by_adadelta", "ScaleByAdaDeltaState", "scale_by_factored_rms", "FactoredState",
     "scale_by_param_block_rms", "scale_by_param_block_norm", "scale_by_trust_ratio",
     "ScaleByTrustRatioState", "scale_by_sign", "add_decayed_weights", "AddDecayedWeightsState",
@@ -772,6 +773,73 @@ def scale_by_lion(b1: float | Any = 0.9, b2: float | Any = 0.99,
         _check_state(fname, state, ScaleByLionState)
         updates, mu = _leafwise(fname, leaf, 2, updates, state.mu)
         return updates, ScaleByLionState(safe_increment(state.count), mu)
+
+    return GradientTransformation(init, update)
+
+
+class ScaleByMuonState(NamedTuple):
+    """``count`` (int32) and ``mu``, the momentum."""
+
+    count: Any
+    mu: Any
+
+
+def _orthogonalize(x: Any, steps: int, coeffs: tuple[float, float, float], eps: Any) -> Any:
+    """Approximately the orthogonal factor ``U V^T`` of a matrix ``x`` (SVD
+    ``U S V^T``): Muon's quintic Newton-Schulz iteration on ``x / ||x||_F``,
+    over the shorter side."""
+    a, b, c = coeffs
+    tall = x.shape[0] > x.shape[1]
+    x = fnp.swapaxes(x, 0, 1) if tall else x
+    x = x / (fnp.sqrt(fnp.sum(fnp.square(x))) + cast_like(eps, x))
+    for _ in range(steps):
+        gram = x @ fnp.swapaxes(x, 0, 1)
+        x = a * x + (b * gram + c * (gram @ gram)) @ x
+    return fnp.swapaxes(x, 0, 1) if tall else x
+
+
+def scale_by_muon(momentum: float | Any = 0.95, nesterov: bool = True, ns_steps: int = 5,
+                  ns_coeffs: tuple[float, float, float] = (3.4445, -4.7750, 2.0315),
+                  eps: float | Any = 1e-7,
+                  mu_dtype: mx.Dtype | None = None) -> GradientTransformation:
+    """Muon's scaling (momentum orthogonalized by Newton-Schulz):
+    ``m = momentum m + (1 - momentum) g``, ``u = (1 - momentum) g +
+    momentum m`` with ``nesterov`` (else ``u = m``); an update of two or
+    more axes, seen as the matrix ``(shape[0], -1)``, is replaced by its
+    approximate orthogonal factor times ``sqrt(max(1, rows / cols))`` (the
+    iteration's coefficients trade accuracy for speed: singular values land
+    between about 0.7 and 1.2, not at 1).
+    Updates of fewer axes keep ``u``: give biases, norms (and usually
+    embeddings and the output layer) another optimizer (``partition``).
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.scale_by_muon()
+    >>> u, _ = opt.update(mx.array([[3.0, 0.0], [0.0, 0.5]]), opt.init(mx.zeros((2, 2))))
+    >>> [round(x, 1) for x in mx.linalg.svd(u, compute_uv=False, stream=mx.cpu).tolist()]
+    [1.0, 0.7]
+    """
+    if not (isinstance(ns_steps, int) and ns_steps >= 0):
+        raise ValueError(f"scale_by_muon: ns_steps must be a non-negative int, got {ns_steps!r}")
+
+    def init(params):
+        return ScaleByMuonState(_count0(), _zeros(params, mu_dtype))
+
+    def leaf(g, m):
+        m_new = _moment(g, m, momentum)
+        u = (cast_like(1 - momentum, m_new) * g + cast_like(momentum, m_new) * m_new
+             if nesterov else m_new)
+        if u.ndim >= 2:
+            matrix = fnp.reshape(u, (u.shape[0], -1))
+            rows, cols = matrix.shape
+            u = fnp.reshape(_orthogonalize(matrix, ns_steps, ns_coeffs, eps), u.shape)
+            u = u * max(1.0, rows / cols) ** 0.5
+        return _as(u, g), _as(m_new, m)
+
+    def update(updates, state, params=None):
+        fname = "scale_by_muon"
+        _check_state(fname, state, ScaleByMuonState)
+        updates, mu = _leafwise(fname, leaf, 2, updates, state.mu)
+        return updates, ScaleByMuonState(safe_increment(state.count), mu)
 
     return GradientTransformation(init, update)
 
