@@ -230,6 +230,9 @@ def uniform(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.float32,
     if isinstance(minval, (int, float)) and isinstance(maxval, (int, float)) and (
             minval, maxval) == (0.0, 1.0):
         return u
+    # Python bounds take the samples' dtype (their difference would be float32).
+    minval, maxval = (mx.array(v, dtype) if isinstance(v, (int, float)) else v
+                      for v in (minval, maxval))
     return lax.add(lax.multiply(u, lax.subtract(maxval, minval)), minval)
 
 

@@ -375,3 +375,15 @@ def test_multivariate_normal():
         random.multivariate_normal(KEY, MEAN, COV, method="qr")
     with pytest.raises(TypeError, match="multivariate_normal: dtype must be a floating dtype"):
         random.multivariate_normal(KEY, MEAN, COV, dtype=mx.int32)
+
+
+@pytest.mark.parametrize("dtype", [mx.float16, mx.bfloat16])
+def test_low_precision_samplers_keep_their_dtype_with_python_bounds(dtype):
+    k = random.key(3)
+    draws = [random.uniform(k, (4,), dtype, 0.5, 2.0), random.normal(k, (4,), dtype, 1.0, 2.0),
+             random.gumbel(k, (4,), dtype, 1.0, 2.0),
+             random.truncated_normal(k, -1.0, 1.0, (4,), dtype), random.exponential(k, (4,), dtype)]
+    assert [x.dtype for x in draws] == [dtype] * len(draws)
+    want = mx.random.uniform(0.5, 2.0, (4,), dtype, key=k)
+    np.testing.assert_allclose(np.array(draws[0].astype(mx.float32)),
+                               np.array(want.astype(mx.float32)), rtol=1e-2)
