@@ -10,8 +10,18 @@ dtypes), no promotion. ``ftorch.numpy`` is built on it, and ``ftorch.lax``
 exports it.
 """
 
-from ftorch.primitives import barrier, creation, elementwise, indexing, linalg, reduction, shape
+from ftorch.primitives import (
+    barrier,
+    conv,
+    creation,
+    elementwise,
+    indexing,
+    linalg,
+    reduction,
+    shape,
+)
 from ftorch.primitives.barrier import *  # noqa: F403
+from ftorch.primitives.conv import *  # noqa: F403
 from ftorch.primitives.creation import *  # noqa: F403
 from ftorch.primitives.elementwise import *  # noqa: F403
 from ftorch.primitives.indexing import *  # noqa: F403
@@ -21,5 +31,5 @@ from ftorch.primitives.shape import *  # noqa: F403
 
 __all__ = [
     *creation.__all__, *elementwise.__all__, *reduction.__all__, *shape.__all__,
-    *indexing.__all__, *linalg.__all__, *barrier.__all__,
+    *indexing.__all__, *linalg.__all__, *barrier.__all__, *conv.__all__,
 ]
