@@ -24,6 +24,19 @@ import ftorch.primitives as lax
 from ftorch import numpy as fnp
 from ftorch.core import Primitive, is_floating
 from ftorch.dtypes import DTypeLike, to_mlx_dtype
+from ftorch.nn._conv import (
+    avg_pool1d,
+    avg_pool2d,
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_general,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    max_pool1d,
+    max_pool2d,
+)
 from ftorch.numpy import logsumexp, tanh
 from ftorch.primitives._rules import derivative, vectorized
 from ftorch.primitives.creation import static_int, static_number, static_size
@@ -38,6 +51,9 @@ __all__ = [
     "one_hot", "dropout",
     "layer_norm", "rms_norm", "group_norm", "instance_norm", "batch_norm", "batch_stats",
     "scaled_dot_product_attention",
+    # Convolution and pooling (primitives with their rules: ftorch/primitives/conv.py).
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "conv_general", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
 ]
 
 

@@ -1,0 +1,333 @@
+"""Convolution layers, channels-last as ``mlx.nn``: ``Conv1d``, ``Conv2d``,
+``Conv3d``, ``ConvTranspose1d``, ``ConvTranspose2d``, ``ConvTranspose3d``.
+
+Inputs are ``(N, *spatial, C_in)``, or one example ``(*spatial, C_in)``
+(so a layer applies unchanged under ``ft.vmap`` over examples); weights are
+``(C_out, *kernel, C_in // groups)``, as ``mlx.nn``'s.
+
+>>> import ftorch.nn as nn, ftorch.random as random, mlx.core as mx
+>>> conv = nn.Conv2d(3, 8, kernel_size=3, padding=1)
+>>> params, _ = conv.init(random.key(0), mx.zeros((1, 16, 16, 3)))
+>>> params["weight"].shape, conv(params, mx.ones((2, 16, 16, 3))).shape
+((8, 3, 3, 3), (2, 16, 16, 8))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import ftorch.numpy as fnp
+import ftorch.random as random
+from ftorch.nn import _conv
+from ftorch.nn._layer import (
+    Array,
+    InputSpec,
+    Key,
+    Layer,
+    Params,
+    State,
+    batched,
+    check_positive,
+    check_spatial,
+    ntuple,
+)
+from ftorch.nn.init import Initializer
+from ftorch.nn.layers.linear import init_param
+
+__all__ = [
+    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+]
+
+
+class _ConvNd(Layer):
+    """The shared code of the convolutions (not a dataclass: each subclass
+    declares these fields in ``mlx.nn``'s positional order, the extras
+    keyword-only)."""
+
+    in_channels: int
+    out_channels: int
+    kernel_size: int | tuple[int, ...]
+    stride: int | tuple[int, ...]
+    padding: int | tuple[int, ...]
+    dilation: int | tuple[int, ...]
+    groups: int
+    bias: bool
+    weight_init: Initializer | None
+    bias_init: Initializer | None
+
+    nd = 0  # the number of spatial axes (a class constant, not a field)
+    transposed = False
+
+    def __post_init__(self) -> None:
+        name, nd = type(self).__name__, self.nd
+        check_positive(name, in_channels=self.in_channels, out_channels=self.out_channels,
+                       groups=self.groups)
+        if self.in_channels % self.groups or self.out_channels % self.groups:
+            raise ValueError(f"{name}: in_channels={self.in_channels} and out_channels="
+                             f"{self.out_channels} must be divisible by groups={self.groups}")
+        norm = {f: ntuple(getattr(self, f), nd, f, name) for f in self._tuple_fields()}
+        for f, value in norm.items():
+            object.__setattr__(self, f, value[0] if nd == 1 else value)
+        for f in ("kernel_size", "stride", "dilation"):
+            if min(norm[f]) < 1:
+                raise ValueError(f"{name}: {f} must be positive, got {getattr(self, f)!r}")
+
+    def _tuple_fields(self) -> tuple[str, ...]:
+        return ("kernel_size", "stride", "padding", "dilation")
+
+    def _kernel(self) -> tuple[int, ...]:
+        return ntuple(self.kernel_size, self.nd, "kernel_size", type(self).__name__)
+
+    def init(self, key: Key, x: InputSpec) -> tuple[Params, State]:
+        r"""``weight`` ``(out_channels, *kernel_size, in_channels // groups)``
+        from :math:`\mathcal{U}(-k, k)`, :math:`k = 1/\sqrt{\text{fan\_in}}`
+        (``fan_in = in_channels // groups * prod(kernel_size)``), and ``bias``
+        (zeros), as ``mlx.nn``; no state."""
+        check_spatial(self, x, self.nd, self.in_channels)
+        kernel = self._kernel()
+        fan_in = self.in_channels // self.groups * math.prod(kernel)
+        kw, kb = random.split(key)
+        shape = (self.out_channels, *kernel, self.in_channels // self.groups)
+        params = {"weight": init_param(self.weight_init, kw, shape, math.sqrt(1 / fan_in))}
+        if self.bias:
+            bias_init = self.bias_init or (lambda k, s: fnp.zeros(s))
+            params["bias"] = bias_init(kb, (self.out_channels,))
+        return params, {}
+
+    def _conv(self, x: Array, weight: Array) -> Array:
+        raise NotImplementedError
+
+    def apply(self, params: Params, state: State, x: Array, *, key: Key | None = None,
+              train: bool = False) -> tuple[Array, State]:
+        """``(conv(x, weight) + bias, state)``."""
+        y = batched(lambda v: self._conv(v, params["weight"]), x, self.nd)
+        if "bias" in params:
+            y = y + params["bias"]
+        return y, state
+
+
+_CONV_ARGS = """
+    Args:
+        in_channels (int): The input's channels ``C_in`` (its last axis).
+        out_channels (int): The output's channels ``C_out``.
+        kernel_size (int or tuple): The size of the filters.
+        stride (int or tuple, optional): The step between windows. Default: ``1``.
+        padding (int or tuple, optional): Zeros added on both sides of each
+            spatial axis. Default: ``0``.
+        dilation (int or tuple, optional): The spacing of the kernel's taps.
+            Default: ``1``.
+        groups (int, optional): Channel groups: each output channel sees
+            ``C_in // groups`` input channels. Default: ``1``.
+        bias (bool, optional): Whether to add a learned ``bias``. Default: ``True``.
+        weight_init (callable, optional): An initialiser ``init(key, shape)``
+            for ``weight``. Default: ``None`` (``mlx.nn``'s uniform).
+        bias_init (callable, optional): The same for ``bias``. Default:
+            ``None`` (zeros).
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class Conv1d(_ConvNd):
+    __doc__ = r"""A 1-d convolution (cross-correlation) over ``(N, L, C_in)``,
+    as ``mlx.nn.Conv1d``: :math:`y = \mathrm{conv1d}(x, W) + b`, ``W`` of
+    shape ``(C_out, K, C_in // groups)``.
+""" + _CONV_ARGS + """
+    >>> import ftorch.nn as nn, ftorch.random as random, mlx.core as mx
+    >>> conv = nn.Conv1d(2, 4, 3, stride=2)
+    >>> params, _ = conv.init(random.key(0), mx.zeros((1, 9, 2)))
+    >>> conv(params, mx.ones((1, 9, 2))).shape
+    (1, 4, 4)
+    """
+
+    in_channels: int
+    out_channels: int
+    kernel_size: int | tuple[int, ...]
+    stride: int | tuple[int, ...] = 1
+    padding: int | tuple[int, ...] = 0
+    dilation: int | tuple[int, ...] = 1
+    groups: int = 1
+    bias: bool = True
+    _: dataclasses.KW_ONLY
+    weight_init: Initializer | None = None
+    bias_init: Initializer | None = None
+
+    nd = 1
+
+    def _conv(self, x: Array, weight: Array) -> Array:
+        return _conv.conv1d(x, weight, self.stride, self.padding, self.dilation, self.groups)
+
+
+@dataclasses.dataclass(frozen=True)
+class Conv2d(_ConvNd):
+    __doc__ = r"""A 2-d convolution over ``(N, H, W, C_in)``, as
+    ``mlx.nn.Conv2d``: ``W`` of shape ``(C_out, KH, KW, C_in // groups)``.
+""" + _CONV_ARGS + """
+    >>> import ftorch.nn as nn, ftorch.random as random, mlx.core as mx
+    >>> conv = nn.Conv2d(4, 8, (3, 1), groups=2)
+    >>> params, _ = conv.init(random.key(0), mx.zeros((5, 5, 4)))
+    >>> params["weight"].shape, conv(params, mx.ones((5, 5, 4))).shape
+    ((8, 3, 1, 2), (3, 5, 8))
+    """
+
+    in_channels: int
+    out_channels: int
+    kernel_size: int | tuple[int, ...]
+    stride: int | tuple[int, ...] = 1
+    padding: int | tuple[int, ...] = 0
+    dilation: int | tuple[int, ...] = 1
+    groups: int = 1
+    bias: bool = True
+    _: dataclasses.KW_ONLY
+    weight_init: Initializer | None = None
+    bias_init: Initializer | None = None
+
+    nd = 2
+
+    def _conv(self, x: Array, weight: Array) -> Array:
+        return _conv.conv2d(x, weight, self.stride, self.padding, self.dilation, self.groups)
+
+
+@dataclasses.dataclass(frozen=True)
+class Conv3d(_ConvNd):
+    __doc__ = r"""A 3-d convolution over ``(N, D, H, W, C_in)``, as
+    ``mlx.nn.Conv3d``: ``W`` of shape ``(C_out, KD, KH, KW, C_in)`` (MLX
+    has no grouped 3-d convolution: ``groups`` must be 1).
+""" + _CONV_ARGS + """
+    >>> import ftorch.nn as nn, ftorch.random as random, mlx.core as mx
+    >>> conv = nn.Conv3d(2, 3, 2)
+    >>> params, _ = conv.init(random.key(0), mx.zeros((1, 4, 4, 4, 2)))
+    >>> conv(params, mx.ones((1, 4, 4, 4, 2))).shape
+    (1, 3, 3, 3, 3)
+    """
+
+    in_channels: int
+    out_channels: int
+    kernel_size: int | tuple[int, ...]
+    stride: int | tuple[int, ...] = 1
+    padding: int | tuple[int, ...] = 0
+    dilation: int | tuple[int, ...] = 1
+    bias: bool = True
+    _: dataclasses.KW_ONLY
+    groups: int = 1
+    weight_init: Initializer | None = None
+    bias_init: Initializer | None = None
+
+    nd = 3
+
+    def _conv(self, x: Array, weight: Array) -> Array:
+        return _conv.conv3d(x, weight, self.stride, self.padding, self.dilation, self.groups)
+
+
+class _ConvTransposeNd(_ConvNd):
+    output_padding: int | tuple[int, ...]
+
+    def _tuple_fields(self) -> tuple[str, ...]:
+        return ("kernel_size", "stride", "padding", "dilation", "output_padding")
+
+
+_TRANSPOSE_ARGS = _CONV_ARGS + """\
+        output_padding (int or tuple, optional): Extra positions added to
+            one side of the output. Default: ``0``.
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class ConvTranspose1d(_ConvTransposeNd):
+    __doc__ = r"""A 1-d transposed convolution over ``(N, L, C_in)``, as
+    ``mlx.nn.ConvTranspose1d`` (plus ``groups``): ``W`` of shape
+    ``(C_out, K, C_in // groups)``; the output has
+    ``(L - 1) * stride - 2 * padding + dilation * (K - 1) + 1 + output_padding``
+    positions.
+""" + _TRANSPOSE_ARGS + """
+    >>> import ftorch.nn as nn, ftorch.random as random, mlx.core as mx
+    >>> up = nn.ConvTranspose1d(2, 4, 3, stride=2)
+    >>> params, _ = up.init(random.key(0), mx.zeros((1, 5, 2)))
+    >>> up(params, mx.ones((1, 5, 2))).shape
+    (1, 11, 4)
+    """
+
+    in_channels: int
+    out_channels: int
+    kernel_size: int | tuple[int, ...]
+    stride: int | tuple[int, ...] = 1
+    padding: int | tuple[int, ...] = 0
+    dilation: int | tuple[int, ...] = 1
+    output_padding: int | tuple[int, ...] = 0
+    bias: bool = True
+    _: dataclasses.KW_ONLY
+    groups: int = 1
+    weight_init: Initializer | None = None
+    bias_init: Initializer | None = None
+
+    nd = 1
+
+    def _conv(self, x: Array, weight: Array) -> Array:
+        return _conv.conv_transpose1d(x, weight, self.stride, self.padding, self.dilation,
+                                      self.output_padding, self.groups)
+
+
+@dataclasses.dataclass(frozen=True)
+class ConvTranspose2d(_ConvTransposeNd):
+    __doc__ = r"""A 2-d transposed convolution over ``(N, H, W, C_in)``, as
+    ``mlx.nn.ConvTranspose2d`` (plus ``groups``): ``W`` of shape
+    ``(C_out, KH, KW, C_in // groups)``.
+""" + _TRANSPOSE_ARGS + """
+    >>> import ftorch.nn as nn, ftorch.random as random, mlx.core as mx
+    >>> up = nn.ConvTranspose2d(3, 2, 2, stride=2)
+    >>> params, _ = up.init(random.key(0), mx.zeros((1, 4, 4, 3)))
+    >>> up(params, mx.ones((1, 4, 4, 3))).shape
+    (1, 8, 8, 2)
+    """
+
+    in_channels: int
+    out_channels: int
+    kernel_size: int | tuple[int, ...]
+    stride: int | tuple[int, ...] = 1
+    padding: int | tuple[int, ...] = 0
+    dilation: int | tuple[int, ...] = 1
+    output_padding: int | tuple[int, ...] = 0
+    bias: bool = True
+    _: dataclasses.KW_ONLY
+    groups: int = 1
+    weight_init: Initializer | None = None
+    bias_init: Initializer | None = None
+
+    nd = 2
+
+    def _conv(self, x: Array, weight: Array) -> Array:
+        return _conv.conv_transpose2d(x, weight, self.stride, self.padding, self.dilation,
+                                      self.output_padding, self.groups)
+
+
+@dataclasses.dataclass(frozen=True)
+class ConvTranspose3d(_ConvTransposeNd):
+    __doc__ = r"""A 3-d transposed convolution over ``(N, D, H, W, C_in)``, as
+    ``mlx.nn.ConvTranspose3d``: ``W`` of shape ``(C_out, KD, KH, KW, C_in)``
+    (``groups`` must be 1).
+""" + _TRANSPOSE_ARGS + """
+    >>> import ftorch.nn as nn, ftorch.random as random, mlx.core as mx
+    >>> up = nn.ConvTranspose3d(2, 2, 2, stride=2)
+    >>> params, _ = up.init(random.key(0), mx.zeros((1, 2, 2, 2, 2)))
+    >>> up(params, mx.ones((1, 2, 2, 2, 2))).shape
+    (1, 4, 4, 4, 2)
+    """
+
+    in_channels: int
+    out_channels: int
+    kernel_size: int | tuple[int, ...]
+    stride: int | tuple[int, ...] = 1
+    padding: int | tuple[int, ...] = 0
+    dilation: int | tuple[int, ...] = 1
+    output_padding: int | tuple[int, ...] = 0
+    bias: bool = True
+    _: dataclasses.KW_ONLY
+    groups: int = 1
+    weight_init: Initializer | None = None
+    bias_init: Initializer | None = None
+
+    nd = 3
+
+    def _conv(self, x: Array, weight: Array) -> Array:
+        return _conv.conv_transpose3d(x, weight, self.stride, self.padding, self.dilation,
+                                      self.output_padding, self.groups)
