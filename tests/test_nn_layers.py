@@ -19,6 +19,7 @@ import ftorch as ft
 import ftorch.nn as nn
 import ftorch.nn.functional as F
 import ftorch.numpy as fnp
+import ftorch.optim as optim
 import ftorch.random as random
 
 _rng = np.random.default_rng(0)
@@ -562,3 +563,36 @@ def test_summary_lists_sublayers():
     assert any(line.startswith("attention.query_proj") and "(2, 5, 8)" in line for line in lines)
     assert any(line.startswith("linear1") and "(2, 5, 16)" in line for line in lines)
     assert f"{nn.utils.count_params(params)} parameters" in lines[-1]
+
+
+def test_mixed_precision_with_float32_master_weights():
+    # bfloat16 compute, float32 master weights in the optimizer: the cast is
+    # differentiable, so gradients come back in float32 for the master copy.
+    model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+    params, _ = model.init(random.key(0), mx.zeros((8, 4)))
+    x = random.normal(random.key(1), (64, 4))
+    y = fnp.sum(x, axis=1, keepdims=True)
+
+    def loss(master):
+        low = nn.utils.cast(master, mx.bfloat16)
+        out = model(low, x.astype(mx.bfloat16))
+        assert out.dtype == mx.bfloat16
+        return fnp.mean(fnp.square(out.astype(mx.float32) - y))
+
+    opt = optim.adamw(1e-2)
+    state = opt.init(params)
+
+    @ft.jit
+    def step(params, state):
+        value, grads = ft.value_and_grad(loss)(params)
+        updates, state = opt.update(grads, state, params)
+        return optim.apply_updates(params, updates), state, value, grads
+
+    first = None
+    for _ in range(60):
+        params, state, value, grads = step(params, state)
+        first = value.item() if first is None else first
+    assert {g.dtype for g in ft.tree.leaves(grads)} == {mx.float32}
+    assert {p.dtype for p in ft.tree.leaves(params)} == {mx.float32}
+    assert value.item() < 0.1 * first
+    assert step.trace_count == 1
