@@ -51,14 +51,17 @@ class Mismatch(AssertionError):
     """Two frameworks computed different numbers for the same workload."""
 
 
-def check_agree(outs: dict[str, Any], fws: dict[str, Framework], rtol: float) -> None:
+def check_agree(outs: dict[str, Any], fws: dict[str, Framework], rtol: float,
+                compared: int | None = None) -> None:
     """All results equal the first one's to ``rtol`` (relative to each
-    array's largest magnitude: float32 sums in different orders)."""
+    array's largest magnitude: float32 sums in different orders); only
+    their first ``compared`` arrays if given (a train step's loss, say,
+    where the rest is each framework's own state)."""
     names = list(outs)
     ref_name = names[0]
-    ref = [fws[ref_name].to_numpy(x) for x in leaves(outs[ref_name])]
+    ref = [fws[ref_name].to_numpy(x) for x in leaves(outs[ref_name])[:compared]]
     for name in names[1:]:
-        got = [fws[name].to_numpy(x) for x in leaves(outs[name])]
+        got = [fws[name].to_numpy(x) for x in leaves(outs[name])[:compared]]
         if len(got) != len(ref):
             raise Mismatch(f"{name} returned {len(got)} arrays, {ref_name} {len(ref)}")
         for i, (a, b) in enumerate(zip(ref, got)):
@@ -73,10 +76,12 @@ def check_agree(outs: dict[str, Any], fws: dict[str, Framework], rtol: float) ->
 
 def run_row(steps: dict[str, Callable[[], Any]], fws: dict[str, Framework], *, warmup: int,
             rounds: int, budget_s: float, calls_per_step: int = 1,
-            rtol: float = 2e-3, required: tuple[str, ...] = ("mlx", "ftorch"),
+            rtol: float = 2e-3, compared: int | None = None,
+            required: tuple[str, ...] = ("mlx", "ftorch"),
             ) -> tuple[dict[str, Timing], dict[str, str]]:
     """Time each step (a function of no arguments returning its result).
 
+    Results are checked with ``check_agree(..., rtol, compared)``.
     Returns the timings and, by name, the steps other than ``required``
     whose first call raised (they are left out of the row)."""
 
@@ -97,7 +102,7 @@ def run_row(steps: dict[str, Callable[[], Any]], fws: dict[str, Framework], *, w
             steps = {n: s for n, s in steps.items() if n != name}
             continue
         timings[name] = Timing(first / calls_per_step)
-    check_agree(outs, fws, rtol)
+    check_agree(outs, fws, rtol, compared)
     del outs
 
     names = list(steps)

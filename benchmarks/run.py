@@ -154,7 +154,8 @@ def run_one(w, mode, data, fws, warmup, rounds, budget) -> dict:
             row["notes"][name] = f"build failed: {type(e).__name__}: {e}"
     try:
         timings, failed = run_row(steps, fws, warmup=warmup, rounds=rounds, budget_s=budget,
-                                  calls_per_step=w.calls_per_step, rtol=w.rtol)
+                                  calls_per_step=w.calls_per_step, rtol=w.rtol,
+                                  compared=w.compared)
     except Mismatch as e:
         row["error"] = f"mismatch: {e}"
         print(f"{w.name:<19}{mode:<6}MISMATCH {e}", flush=True)

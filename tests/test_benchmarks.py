@@ -24,7 +24,7 @@ def test_workload_agrees_with_mlx(name, mode):
         for n, fw in FWS.items():
             outs[n] = w.builders[n](fw, mode, data)()
             fw.sync(outs[n])
-        check_agree(outs, FWS, w.rtol)
+        check_agree(outs, FWS, w.rtol, w.compared)
 
 
 def test_check_agree_catches_a_difference():
@@ -35,6 +35,15 @@ def test_check_agree_catches_a_difference():
         check_agree(outs, FWS, rtol=1e-3)
     outs["ftorch"] = (mlx.array(np.ones(4, np.float32)),)
     with pytest.raises(Mismatch, match="shape"):
+        check_agree(outs, FWS, rtol=1e-3)
+
+
+def test_check_agree_compares_the_leading_arrays_only():
+    mlx = FWS["mlx"]
+    outs = {"mlx": (mlx.array(np.ones(3, np.float32)), mlx.array(np.ones(2, np.float32))),
+            "ftorch": (mlx.array(np.ones(3, np.float32)), mlx.array(np.zeros(4, np.float32)))}
+    check_agree(outs, FWS, rtol=1e-3, compared=1)
+    with pytest.raises(Mismatch, match="output 1"):
         check_agree(outs, FWS, rtol=1e-3)
 
 

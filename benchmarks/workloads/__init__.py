@@ -32,6 +32,8 @@ class Workload:
     rtol: float = 2e-3
     #: also report each framework's peak memory in one step (where it can tell).
     memory: bool = False
+    #: how many leading leaves of each step's result must agree (None: all).
+    compared: int | None = None
 
 
 def mlx_side(fw) -> Any:
@@ -62,6 +64,7 @@ def _all() -> dict[str, Workload]:
         hvp,
         jit_overhead,
         mlp_train,
+        nn_train,
         optim_update,
         per_example,
         rnn,
@@ -71,7 +74,7 @@ def _all() -> dict[str, Workload]:
     )
 
     mods = (chain, mlp_train, per_example, hvp, transformer, rnn, rnn_scan, sampling,
-            deep_mlp, deep_mlp_remat, optim_update, checkpoint_io, jit_overhead)
+            deep_mlp, deep_mlp_remat, optim_update, nn_train, checkpoint_io, jit_overhead)
     # A module defines WORKLOAD, or WORKLOADS for a family of rows.
     found = [w for m in mods for w in getattr(m, "WORKLOADS", None) or (m.WORKLOAD,)]
     return {w.name: w for w in found}
