@@ -81,7 +81,17 @@ class MLX(Framework):
 
 
 class FTorch(MLX):
+    """ftorch, with jitted functions compiled from their first call (as
+    ``mx.compile``) unless ``FTORCH_JIT_COMPILE_AFTER`` says otherwise: the
+    rows time steady-state compiled speed; ``--first-call`` also times the
+    default policy."""
+
     name = "ftorch"
+
+    def __init__(self, device: str):
+        super().__init__(device)
+        if "FTORCH_JIT_COMPILE_AFTER" not in os.environ:
+            ft.config.jit_compile_after = 0
 
     def version(self):
         return f"ftorch {ft.__version__}"

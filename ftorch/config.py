@@ -10,26 +10,69 @@ every graph jit stages or derives (``ftorch.graph.typecheck``), so that a bad
 rule or pass is caught at the equation it breaks; the test suite turns it on.
 Log records go to the ``ftorch.jit`` logger at WARNING level, so they show
 without any logging setup.
+
+``ft.config.jit_compile_after`` says when a jitted function's graph is handed
+to ``mx.compile`` (``FTORCH_JIT_COMPILE_AFTER``: seconds, or ``never``):
+``0`` from the first call, ``s`` once a call signature has been in use for
+``s`` seconds (until then its graph runs as MLX's lazy graph of the lowered
+ops, with no kernel compilation), ``None`` never; ``"auto"`` (the default)
+is 0 on Metal and CUDA and ``CPU_COMPILE_AFTER`` seconds on the CPU, where
+MLX builds each fused kernel with ``g++`` (see ``ft.jit``).
 """
 
 from __future__ import annotations
 
 import os
 
+#: ``jit_compile_after="auto"`` on the CPU: about one kernel build's cost of
+#: running uncompiled before paying for the build (measured in benchmarks/README.md).
+CPU_COMPILE_AFTER = 20.0
+
 
 class Config:
-    __slots__ = ("log_compiles", "check_graphs")
+    __slots__ = ("log_compiles", "check_graphs", "jit_compile_after")
 
     def __init__(self) -> None:
         self.log_compiles: bool = _flag("FTORCH_LOG_COMPILES")
         self.check_graphs: bool = _flag("FTORCH_CHECK_GRAPHS")
+        self.jit_compile_after: float | str | None = _seconds("FTORCH_JIT_COMPILE_AFTER")
 
     def __repr__(self) -> str:
-        return f"Config(log_compiles={self.log_compiles}, check_graphs={self.check_graphs})"
+        return (f"Config(log_compiles={self.log_compiles}, check_graphs={self.check_graphs}, "
+                f"jit_compile_after={self.jit_compile_after!r})")
 
 
 def _flag(name: str) -> bool:
     return os.environ.get(name, "") not in ("", "0")
+
+
+def _seconds(name: str) -> float | str | None:
+    value = os.environ.get(name, "").strip().lower()
+    if value in ("", "auto"):
+        return "auto"
+    if value == "never":
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a number of seconds, 'never' or 'auto', got "
+                         f"{value!r}") from None
+
+
+def seconds_before_compile(value: float | str | None) -> float | None:
+    """Seconds of use after which a jitted signature is compiled (None:
+    never) for a ``jit_compile_after`` setting, ``"auto"`` resolved for the
+    default device."""
+    if value == "auto":
+        import mlx.core as mx
+
+        return CPU_COMPILE_AFTER if mx.default_device() == mx.cpu else 0.0
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError(f"jit: compile_after must be a number of seconds >= 0, None (never) "
+                         f"or 'auto', got {value!r}")
+    return float(value)
 
 
 config = Config()

@@ -3,6 +3,7 @@ crash (a segfault or an abort kills the child, not the test run) or a hang."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -10,15 +11,15 @@ import textwrap
 _PRELUDE = "import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx, numpy as np\n"
 
 
-def run_child(source: str, timeout: float = 120) -> str:
+def run_child(source: str, timeout: float = 120, env: dict[str, str] | None = None) -> str:
     """Run ``source`` (with ftorch, ftorch.numpy, mlx.core and numpy imported
     as ``ft``, ``fnp``, ``mx``, ``np``) in a fresh interpreter; return its
     stdout. A crash, a hang past ``timeout`` seconds or an uncaught exception
-    fails with the child's output."""
+    fails with the child's output. ``env`` adds environment variables."""
     code = _PRELUDE + textwrap.dedent(source)
     try:
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              timeout=timeout)
+                              timeout=timeout, env={**os.environ, **(env or {})})
     except subprocess.TimeoutExpired as e:
         raise AssertionError(f"the child process hung for {timeout} s:\n{code}") from e
     if proc.returncode != 0:

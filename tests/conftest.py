@@ -8,6 +8,10 @@ import ftorch  # (first: it loads the fast BLAS before mlx.core is imported)
 # Every graph jit stages or derives in the tests is typechecked: a bad rule or
 # pass fails at the equation it breaks.
 ftorch.config.check_graphs = True
+# jit compiles from the first call, as before the default policy that waits on
+# the CPU: the suite checks compiled execution (test_jit_compile_policy.py
+# checks the policy itself).
+ftorch.config.jit_compile_after = 0
 
 settings.register_profile(
     "default", max_examples=int(os.environ.get("FTORCH_EXAMPLES", "8")), deadline=None,

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -28,7 +29,7 @@ import numpy as np
 
 import ftorch.primitives as lax
 from ftorch import core, tree
-from ftorch.config import config
+from ftorch.config import config, seconds_before_compile
 from ftorch.core import (
     Primitive,
     ShapeDtypeStruct,
@@ -60,7 +61,29 @@ logger = logging.getLogger("ftorch.jit")
 
 
 def _jit_impl(*args: Any, graph: Graph) -> list:
-    return graph.lowered(*args)
+    setting = graph.derived.get("compile after", config.jit_compile_after)
+    if _compile_due(graph.derived, setting):
+        return graph.lowered(*args)
+    return lower(graph)(*args)  # MLX's lazy graph of the lowered ops: no kernel builds
+
+
+def _compile_due(store: dict, setting: float | str | None) -> bool:
+    """Whether a signature whose first use is recorded in ``store`` runs
+    compiled now, under the ``compile_after`` ``setting``."""
+    after = seconds_before_compile(setting)
+    if after == 0.0:
+        return True
+    if after is None:
+        return False
+    now = time.perf_counter()
+    first = store.setdefault("first call", now)
+    if now - first < after:
+        return False
+    if config.log_compiles and not store.get("compiled"):
+        logger.warning("jit: compiling a signature in use for %.1f s (compile_after=%r)",
+                       now - first, setting)
+    store["compiled"] = True
+    return True
 
 
 jit_p = Primitive("jit", _jit_impl, multiple_results=True,
@@ -70,9 +93,17 @@ jit_p = Primitive("jit", _jit_impl, multiple_results=True,
 jit_p.lowering = lambda *args, graph: lower(graph)(*args)
 
 
+def _inherit(graph: Graph, *derived: Graph) -> None:
+    """Graphs derived from a jitted function's graph follow its compile_after."""
+    if "compile after" in graph.derived:
+        for d in derived:
+            d.derived["compile after"] = graph.derived["compile after"]
+
+
 @jit_p.def_jvp
 def _jit_jvp(primals, tangents, graph):
     derived, nonzero = jvp_graph(graph, [t is not None for t in tangents])
+    _inherit(graph, derived)
     outs = jit_p.bind(*primals, *[t for t in tangents if t is not None], graph=derived)
     n_out = len(graph.outs)
     it = iter(outs[n_out:])
@@ -82,6 +113,7 @@ def _jit_jvp(primals, tangents, graph):
 @jit_p.def_vjp_fwd
 def _jit_vjp_fwd(primals, graph):
     fwd, bwd, nonzero = vjp_graph(graph)
+    _inherit(graph, fwd, bwd)
     results = jit_p.bind(*primals, graph=fwd)
     n_out = len(graph.outs)
     return results[:n_out], results[n_out:], {"graph": bwd, "nonzero": tuple(nonzero)}
@@ -101,6 +133,7 @@ def _jit_vjp(cts, out, *residuals, graph, nonzero, needed):
 @jit_p.def_batch
 def _jit_batch(vals, dims, axis_size, graph):
     derived, out_dims = batch_graph(graph, dims, axis_size)
+    _inherit(graph, derived)
     return jit_p.bind(*vals, graph=derived), out_dims
 
 
@@ -154,10 +187,21 @@ def jit(
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
     donate_argnums: int | Sequence[int] = (),
+    compile_after: float | str | None = "config",
 ) -> Callable:
     """Compile ``f``: stage it into a graph once per abstract signature
     (argument structure, shapes, dtypes and static arguments), simplify the
     graph, lower it to MLX and ``mx.compile`` it.
+
+    ``compile_after`` says when the graph goes to ``mx.compile``: ``0`` at
+    the first call; ``s`` seconds once a signature has been in use that
+    long, running before then as MLX's lazy graph of the lowered ops (the
+    same numbers, no kernel builds); ``None`` never; ``"auto"`` 0 on Metal
+    and CUDA, 20 seconds on the CPU, where MLX builds every fused kernel
+    with ``g++`` (0.6-0.85 s each): a short run never pays for the builds, a
+    long one pays once it has spent about that long. ``"config"`` (the
+    default) takes ``ft.config.jit_compile_after`` (``"auto"`` unless set).
+    Set 0 to time steady-state compiled speed.
 
     Array arguments (and pytrees of them) are traced. Python scalars
     (``bool``, ``int``, ``float``) are traced too, as weakly typed 0-d
@@ -180,6 +224,8 @@ def jit(
     1
     """
     _util.check_callable(f, "jit")
+    if compile_after != "config":
+        seconds_before_compile(compile_after)  # a bad setting is an error here, not at a call
     nums, names = _normalize_static(f, static_argnums, static_argnames)
     donate = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
     for n in donate:
@@ -286,6 +332,8 @@ def jit(
         if entry is not None:
             return entry, leaves, []
         graph, hoisted, out_tree = trace(len(args), key, treedef)
+        if compile_after != "config":
+            graph.derived["compile after"] = compile_after
         entry = _Entry(graph, out_tree)
         if not hoisted:
             cache[key] = entry
@@ -322,6 +370,10 @@ def jit(
             record = None if fast_key is None else (
                 fast.get(fast_key) or compiled_for(fast_key, args, kwargs))
             if record is not None and record.compiled is not None:
+                setting = config.jit_compile_after if compile_after == "config" else compile_after
+                if not _compile_due(record.timing, setting):
+                    entry, leaves, _ = entry_for(args, kwargs)
+                    return _results(entry.out_tree, lower(entry.graph)(*leaves))
                 try:
                     outs = record.compiled(*leaves)
                 except _TraceError as e:
@@ -362,11 +414,12 @@ class _Compiled:
     general path), and the output structure its traces share (``None``
     where they differ, ``_UNSET`` before the first trace)."""
 
-    __slots__ = ("compiled", "out_tree")
+    __slots__ = ("compiled", "out_tree", "timing")
 
     def __init__(self, compiled: Callable):
         self.compiled = compiled
         self.out_tree: Any = _UNSET
+        self.timing: dict = {}  # the first call's time, for compile_after
 
     def note(self, out_tree: Any) -> None:
         if self.out_tree is _UNSET:

@@ -1,0 +1,124 @@
+"""When ft.jit hands a graph to mx.compile (``compile_after``): at once,
+after a signature has been in use for some seconds (uncompiled until then:
+MLX's lazy graph of the lowered ops), or never; the same numbers either way;
+the setting from ``ft.config`` or the environment."""
+
+import logging
+import time
+
+import mlx.core as mx
+import numpy as np
+import pytest
+from child import run_child
+
+import ftorch as ft
+import ftorch.numpy as fnp
+from ftorch.config import config, seconds_before_compile
+
+
+@pytest.fixture
+def compiled_calls(monkeypatch):
+    """Counts calls of the functions ``mx.compile`` makes (ft.jit and the
+    graphs' ``lowered`` look it up on mlx.core at each use)."""
+    calls = []
+    real = mx.compile
+
+    def counting(f, *args, **kwargs):
+        compiled = real(f, *args, **kwargs)
+
+        def call(*a, **k):
+            calls.append(f)
+            return compiled(*a, **k)
+
+        return call
+
+    monkeypatch.setattr(mx, "compile", counting)
+    return calls
+
+
+def f(x, y):
+    return fnp.sum(fnp.tanh(x) * y), x * 2
+
+
+X, Y = mx.array([0.5, -1.0, 2.0]), mx.array(3.0)
+
+
+def check(out):
+    want = f(X, Y)
+    for a, b in zip(out, want):
+        np.testing.assert_allclose(np.array(a), np.array(b), rtol=1e-6)
+
+
+def test_zero_compiles_at_the_first_call(compiled_calls):
+    g = ft.jit(f, compile_after=0)
+    check(g(X, Y))
+    assert len(compiled_calls) == 1
+
+
+def test_never_runs_uncompiled_with_the_same_numbers(compiled_calls):
+    g = ft.jit(f, compile_after=None)
+    for _ in range(3):
+        check(g(X, Y))
+    assert compiled_calls == [] and g.trace_count == 1
+
+
+def test_compiles_once_the_signature_has_been_in_use_long_enough(compiled_calls, caplog):
+    g = ft.jit(f, compile_after=0.2)
+    check(g(X, Y))
+    check(g(X, Y))
+    assert compiled_calls == []
+    time.sleep(0.25)
+    with caplog.at_level(logging.WARNING, logger="ftorch.jit"):
+        config.log_compiles = True
+        try:
+            check(g(X, Y))
+            check(g(X, Y))
+        finally:
+            config.log_compiles = False
+    assert len(compiled_calls) == 2 and g.trace_count == 1
+    assert sum("compiling a signature in use for" in r.message for r in caplog.records) == 1
+
+
+def test_the_config_setting_is_the_default(compiled_calls):
+    old = config.jit_compile_after
+    try:
+        config.jit_compile_after = None
+        ft.jit(f)(X, Y)
+        assert compiled_calls == []
+        config.jit_compile_after = 0
+        ft.jit(f)(X, Y)
+        assert len(compiled_calls) == 1
+    finally:
+        config.jit_compile_after = old
+
+
+def test_static_arguments_and_transforms_follow_the_setting(compiled_calls):
+    # The general path (static arguments, calls under grad) runs jit_p's
+    # implementation, which follows the same setting.
+    g = ft.jit(lambda x, n: fnp.sum(x ** n), static_argnums=1, compile_after=None)
+    assert g(X, 2).item() == pytest.approx(5.25)
+    dg = ft.grad(lambda x: g(x, 3))(X)
+    np.testing.assert_allclose(np.array(dg), 3 * np.array(X) ** 2, rtol=1e-6)
+    assert compiled_calls == []
+
+
+def test_auto_is_zero_off_the_cpu_and_a_delay_on_it():
+    assert seconds_before_compile(None) is None and seconds_before_compile(1) == 1.0
+    want = 20.0 if mx.default_device() == mx.cpu else 0.0
+    assert seconds_before_compile("auto") == want
+
+
+@pytest.mark.parametrize("bad", [-1, "soon", True])
+def test_bad_settings_are_refused(bad):
+    with pytest.raises(ValueError, match="compile_after must be"):
+        ft.jit(f, compile_after=bad)
+
+
+def test_environment_variable():
+    out = run_child("""
+        import os
+        print(ft.config.jit_compile_after)
+    """, env={"FTORCH_JIT_COMPILE_AFTER": "never"})
+    assert out.strip() == "None"
+    out = run_child("print(ft.config.jit_compile_after)", env={"FTORCH_JIT_COMPILE_AFTER": "2.5"})
+    assert out.strip() == "2.5"
