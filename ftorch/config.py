@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import os
 
-#: ``jit_compile_after="auto"`` on the CPU: about one kernel build's cost of
-#: running uncompiled before paying for the build (measured in benchmarks/README.md).
-CPU_COMPILE_AFTER = 20.0
+#: ``jit_compile_after="auto"`` on the CPU, in seconds. Measured on the flagship
+#: (benchmarks/README.md): compiling its step costs about 25 s of g++ and saves
+#: about 27% per step afterwards, so it pays after about 90 s of uncompiled use;
+#: waiting 60 s bounds what a run that stops just after compiling loses.
+CPU_COMPILE_AFTER = 60.0
 
 
 class Config:

@@ -197,7 +197,7 @@ def jit(
     the first call; ``s`` seconds once a signature has been in use that
     long, running before then as MLX's lazy graph of the lowered ops (the
     same numbers, no kernel builds); ``None`` never; ``"auto"`` 0 on Metal
-    and CUDA, 20 seconds on the CPU, where MLX builds every fused kernel
+    and CUDA, 60 seconds on the CPU, where MLX builds every fused kernel
     with ``g++`` (0.6-0.85 s each): a short run never pays for the builds, a
     long one pays once it has spent about that long. ``"config"`` (the
     default) takes ``ft.config.jit_compile_after`` (``"auto"`` unless set).
