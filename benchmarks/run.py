@@ -87,6 +87,8 @@ def machine() -> dict:
 
     st = _blas.state
     blas = f"{st.kind}" if st.status in ("loaded", "preloaded") else f"reference ({st.status})"
+    if st.threads is not None:
+        blas += f", {st.threads} thread{'s' * (st.threads != 1)} ({st.threads_source})"
     return {"date": datetime.date.today().isoformat(), "python": platform.python_version(),
             "platform": platform.platform(),
             "processor": platform.processor() or platform.machine(),

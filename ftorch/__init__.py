@@ -38,6 +38,7 @@ from ftorch.transforms.remat import checkpoint, checkpoint_name, checkpoint_poli
 from ftorch.numpy import stop_gradient
 from ftorch import nn
 from ftorch.serialization import load, save
+from ftorch._blas import set_threads as set_blas_threads
 
 __version__ = "0.1.0"
 
@@ -46,7 +47,7 @@ __all__ = [
     "jit", "make_graph", "eval_shape", "config", "stop_gradient", "tree", "numpy", "nn",
     "ShapeDtypeStruct", "ConcretizationError", "LeakedTracerError", "info", "lax", "random",
     "custom_jvp", "custom_vjp", "custom_batching", "checkpoint", "remat", "checkpoint_name",
-    "checkpoint_policies", "save", "load",
+    "checkpoint_policies", "save", "load", "set_blas_threads",
 ]
 
 

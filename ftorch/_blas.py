@@ -23,6 +23,28 @@ result is checked, without timing anything: ``cblas_sgemm`` looked up in the
 global scope (``dlsym(RTLD_DEFAULT)``) must resolve, by ``dladdr``, into the
 library just loaded. What happened is kept in ``state``, which
 ``ftorch.info()`` reports. Failures only warn (once), never raise.
+
+Then it sets the library's thread count (``thread_policy``), through the
+library's own call (``MKL_Set_Num_Threads``, ``openblas_set_num_threads``),
+which holds process-wide, MLX's worker thread included:
+
+1. ``FTORCH_BLAS_THREADS=<n>``: ``n`` threads.
+2. A thread variable the library reads itself (``MKL_NUM_THREADS``,
+   ``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``, ...): left to the library.
+3. Otherwise one thread fewer than the usable cores (at least 1, at most the
+   library's own default): 1 on a 2-core machine. MLX runs CPU ops on a
+   worker thread while the Python thread builds and dispatches the graph,
+   and an idle MKL thread spins for 200 ms after each call (OpenBLAS's for
+   about 0.1 s), so a second BLAS thread needs a core of its own. Measured
+   on 2 cores (``benchmarks/README.md``, "BLAS threads"): on an otherwise
+   idle machine a second thread made large matmuls up to 2x and an MLP
+   train step 1.6x faster, an RNN step 1.1x slower; beside one busy process
+   MKL's slowed every row (up to 1.4x); beside two, it slowed the RNN and
+   transformer steps 25-120x (MKL) and the transformer and MLP steps 3x
+   (OpenBLAS), each call waiting for a descheduled partner thread.
+   Larger machines follow the same rule, unmeasured.
+
+``set_threads(n)`` changes the count at run time.
 """
 
 from __future__ import annotations
@@ -30,14 +52,28 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from collections.abc import Mapping
+from typing import NamedTuple
 
-__all__ = ["BlasState", "state", "load", "resolve", "gflops"]
+__all__ = ["BlasState", "state", "load", "resolve", "gflops", "ThreadChoice", "thread_policy",
+           "usable_cores", "set_threads", "threads"]
 
 _ENV = "FTORCH_BLAS"
 _OFF = ("reference", "off")
 _OPENBLAS_SONAMES = ("libopenblasp.so.0", "libopenblas.so.0")
 _FIX = ('pip install "ftorch[blas]" (x86_64) or apt-get install libopenblas0-pthread; '
         f"{_ENV}=reference silences this")
+_THREADS_ENV = "FTORCH_BLAS_THREADS"
+#: Per library family: its thread-count getter and setter, and the variables
+#: it reads itself (those it obeys first, first).
+_CONTROLS = {
+    "mkl": ("MKL_Get_Max_Threads", "MKL_Set_Num_Threads",
+            ("MKL_NUM_THREADS", "MKL_DOMAIN_NUM_THREADS", "OMP_NUM_THREADS")),
+    "openblas": ("openblas_get_num_threads", "openblas_set_num_threads",
+                 ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")),
+    "blis": ("bli_thread_get_num_threads", "bli_thread_set_num_threads",
+             ("BLIS_NUM_THREADS", "OMP_NUM_THREADS")),
+}
 
 
 class BlasState:
@@ -48,10 +84,18 @@ class BlasState:
     (``FTORCH_BLAS=reference``), ``not_found``, ``too_late`` (``mlx.core`` was
     imported first), ``failed`` (loaded but not verified), ``not_linux``, or
     ``pending`` before ``load()`` ran.
+
+    ``threads`` is the library's thread count after ``load()`` (or the last
+    ``set_threads``), ``threads_source`` who chose it: ``default-policy``,
+    ``env`` (a variable the library reads itself), ``ftorch``
+    (``FTORCH_BLAS_THREADS`` or ``set_threads``), ``None`` where it cannot be
+    set; ``threads_reason`` says why, and ``blocktime`` how long the library's
+    idle threads spin after a call.
     """
 
     __slots__ = ("status", "kind", "path", "source", "verified", "verification",
-                 "reason", "tried", "warning", "handle")
+                 "reason", "tried", "warning", "threads", "threads_source", "threads_reason",
+                 "blocktime", "handle")
 
     def __init__(self) -> None:
         self.status = "pending"
@@ -63,6 +107,10 @@ class BlasState:
         self.reason: str | None = None
         self.tried: list[tuple[str, str]] = []  # (candidate, why it was not used)
         self.warning: str | None = None
+        self.threads: int | None = None
+        self.threads_source: str | None = None  # default-policy, env, ftorch
+        self.threads_reason: str | None = None
+        self.blocktime: str | None = None
         self.handle = None                # ctypes.CDLL of the loaded library
 
     def as_dict(self) -> dict:
@@ -223,6 +271,11 @@ def load() -> BlasState:
     except Exception as e:  # never let this break `import ftorch`
         state.status = "failed"
         state.reason = f"{type(e).__name__}: {e}"
+    if state.handle is not None:
+        try:
+            _apply_threads()
+        except Exception as e:  # the BLAS stays loaded with the library's own threads
+            state.threads_reason = f"not set: {type(e).__name__}: {e}"
     explicit_failed = bool(state.tried) and state.tried[0][0] == request
     if state.status in ("not_found", "too_late", "failed") or explicit_failed:
         _warn(request)
@@ -239,6 +292,10 @@ def _load(request: str | None) -> None:
         state.source = "preloaded"
         state.verified = True
         state.verification = f"dlsym(RTLD_DEFAULT, 'cblas_sgemm') -> dladdr: {pre[0]}"
+        try:  # a handle to the library already there, for its thread count
+            state.handle = dl.ctypes.CDLL(pre[0], mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        except OSError:
+            pass
         return
     if "mlx.core" in sys.modules:
         state.status = "too_late"
@@ -271,6 +328,10 @@ def _warn(request: str | None) -> None:
                 "no optimized BLAS found"
             msg = f"ftorch: {bad}{what}, so MLX uses its slow reference BLAS; fix: {_FIX}"
     state.warning = msg
+    _emit(msg)
+
+
+def _emit(msg: str) -> None:
     # Point the warning at the user's `import ftorch`, past ftorch's and
     # importlib's own frames.
     here = os.path.dirname(os.path.abspath(__file__))
@@ -307,17 +368,151 @@ def resolve() -> str | None:
     return None
 
 
+def usable_cores() -> int:
+    """CPUs this process may run on: its affinity mask where the platform
+    has one (``taskset``, cpusets), else ``os.cpu_count()``. CPU quotas
+    (``docker --cpus``) are not seen: set ``FTORCH_BLAS_THREADS`` there."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class ThreadChoice(NamedTuple):
+    """What ``thread_policy`` decided."""
+
+    threads: int | None   # to set; None: leave the library's own setting
+    source: str           # ftorch, env, default-policy
+    reason: str
+    warning: str | None = None
+
+
+def thread_policy(cores: int, env: Mapping[str, str], family: str = "mkl",
+                  library_default: int | None = None) -> ThreadChoice:
+    """The BLAS thread count for ``cores`` usable cores and environment ``env``.
+
+    ``FTORCH_BLAS_THREADS=<n>`` wins; then a variable that the library
+    ``family`` (``mkl``, ``openblas``, ``blis``) reads itself, left to it;
+    else ``cores - 1``, at least 1 and at most ``library_default`` (the
+    library's own count, where known). See the module docstring for why.
+
+    >>> thread_policy(2, {})[:3]
+    (1, 'default-policy', '2 usable cores: 1 thread')
+    >>> thread_policy(16, {}, library_default=8).threads
+    8
+    >>> thread_policy(2, {"OMP_NUM_THREADS": "2"})[:2]
+    (None, 'env')
+    >>> thread_policy(2, {"OMP_NUM_THREADS": "2", "FTORCH_BLAS_THREADS": "2"})[:2]
+    (2, 'ftorch')
+    """
+    request = env.get(_THREADS_ENV, "").strip()
+    warning = None
+    if request:
+        if request.isdigit() and int(request) >= 1:
+            return ThreadChoice(int(request), "ftorch", f"{_THREADS_ENV}={request}")
+        warning = f"ftorch: {_THREADS_ENV}={request!r} is not a positive integer; ignored"
+    own = _CONTROLS.get(family, (None, None, ("OMP_NUM_THREADS",)))[2]
+    for var in own:
+        if env.get(var, "").strip():
+            return ThreadChoice(None, "env", f"{var}={env[var].strip()}", warning)
+    n = max(1, cores - 1)
+    why = f"{cores} usable cores: {n} thread{'s' * (n != 1)}"
+    if library_default is not None and 1 <= library_default < n:
+        n = library_default
+        why = f"{cores} usable cores: {n} threads (the library's own default)"
+    return ThreadChoice(n, "default-policy", why, warning)
+
+
+def _family(handle) -> str | None:
+    """Which library's thread calls ``handle`` exports (``None``: none known)."""
+    if handle is None:
+        return None
+    for family, (getter, setter, _) in _CONTROLS.items():
+        if hasattr(handle, getter) and hasattr(handle, setter):
+            return family
+    return None
+
+
+def _set(family: str, n: int) -> None:
+    ctypes = _get_dl().ctypes
+    # BLIS takes a dim_t (64-bit); MKL and OpenBLAS an int.
+    arg = ctypes.c_int64(n) if family == "blis" else ctypes.c_int(n)
+    getattr(state.handle, _CONTROLS[family][1])(arg)
+
+
+def _blocktime(family: str | None, n: int | None, env: Mapping[str, str]) -> str | None:
+    """How long the library's idle threads spin after a call, in words."""
+    if family is None:
+        return None
+    if n == 1:
+        return "none (1 thread: no thread pool)"
+    if family == "mkl":
+        layer = env.get("MKL_THREADING_LAYER", "").strip()
+        if layer and layer.upper() != "INTEL":
+            return f"that of MKL_THREADING_LAYER={layer}"
+        for var in ("KMP_BLOCKTIME", "OMP_WAIT_POLICY"):
+            if env.get(var, "").strip():
+                return f"{var}={env[var].strip()}"
+        return "200 ms (Intel OpenMP's default; KMP_BLOCKTIME sets it)"
+    if family == "openblas":
+        if env.get("OPENBLAS_THREAD_TIMEOUT", "").strip():
+            return f"OPENBLAS_THREAD_TIMEOUT={env['OPENBLAS_THREAD_TIMEOUT'].strip()}"
+        return "about 0.1 s (OpenBLAS's default, 2**28 cycles)"
+    return None
+
+
+def _apply_threads() -> None:
+    """Set the loaded library's thread count by ``thread_policy`` (in ``load()``)."""
+    family = _family(state.handle)
+    if family is None:
+        state.threads_reason = "the library has no thread-count call ftorch knows"
+        return
+    choice = thread_policy(usable_cores(), os.environ, family, threads())
+    if choice.warning:
+        _emit(choice.warning)
+    if choice.threads is not None:
+        _set(family, choice.threads)
+    _record(family, choice.threads, choice.source, choice.reason)
+    if choice.warning:
+        state.threads_reason += f" ({choice.warning.removeprefix('ftorch: ')})"
+
+
+def _record(family: str, asked: int | None, source: str, reason: str) -> None:
+    state.threads = threads()
+    if asked is not None and state.threads != asked:
+        # MKL caps the count at the cores it sees.
+        reason += f"; the library runs {state.threads}"
+    state.threads_source, state.threads_reason = source, reason
+    state.blocktime = _blocktime(family, state.threads, os.environ)
+
+
+def set_threads(n: int) -> int | None:
+    """Make the loaded BLAS use ``n`` threads from its next call on.
+
+    Holds process-wide (MLX calls the BLAS from its own worker thread) and
+    takes effect at once, also after the library has run. Returns the count
+    the library reports afterwards, or ``None`` where no BLAS with a thread
+    setting ftorch knows is loaded (macOS, MLX's reference BLAS); then it
+    does nothing. MKL runs at most as many threads as it sees cores. Only
+    the count changes: how long idle threads spin (``KMP_BLOCKTIME``) is
+    fixed once the library's thread pool has started.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_threads takes a positive int, got {n!r}")
+    family = _family(state.handle)
+    if family is None:
+        return None
+    _set(family, n)
+    _record(family, n, "ftorch", f"set_threads({n})")
+    return state.threads
+
+
 def threads() -> int | None:
     """Threads the loaded optimized BLAS uses (``None`` if not known)."""
-    h = state.handle
-    if h is None:
+    family = _family(state.handle)
+    if family is None:
         return None
-    for name in ("openblas_get_num_threads", "MKL_Get_Max_Threads", "bli_thread_get_num_threads"):
-        try:
-            return int(getattr(h, name)())
-        except (AttributeError, OSError):
-            continue
-    return None
+    return int(getattr(state.handle, _CONTROLS[family][0])())
 
 
 def library_version() -> str | None:

@@ -16,7 +16,8 @@ from typing import IO, Any
 __all__ = ["info"]
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                "MKL_THREADING_LAYER", "FTORCH_BLAS")
+                "MKL_THREADING_LAYER", "KMP_BLOCKTIME", "OMP_WAIT_POLICY", "FTORCH_BLAS",
+                "FTORCH_BLAS_THREADS")
 
 
 def _versions() -> dict[str, str | None]:
@@ -118,12 +119,14 @@ def _compile(measure: bool) -> dict[str, Any]:
     return out
 
 
-def _threads(blas_threads: int | None) -> dict[str, Any]:
+def _threads(b: dict[str, Any]) -> dict[str, Any]:
     try:
         affinity: int | None = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         affinity = None
-    return {"cpu_count": os.cpu_count(), "affinity": affinity, "blas": blas_threads,
+    return {"cpu_count": os.cpu_count(), "affinity": affinity, "blas": b["threads"],
+            "blas_source": b["threads_source"], "blas_reason": b["threads_reason"],
+            "blas_blocktime": b["blocktime"],
             "env": {k: os.environ.get(k) for k in _THREAD_VARS}}
 
 
@@ -156,7 +159,10 @@ def _format(d: dict[str, Any]) -> str:
     env = ", ".join(f"{k}={val}" for k, val in t["env"].items() if val is not None)
     lines.append(f"threads    cpu_count {t['cpu_count']}, usable {t['affinity']}, "
                  f"blas {t['blas'] if t['blas'] is not None else '?'}"
+                 + (f" ({t['blas_source']}: {t['blas_reason']})" if t["blas_source"] else "")
                  + (f"; {env}" if env else ""))
+    if t["blas_blocktime"]:
+        lines.append(f"           blas idle threads spin: {t['blas_blocktime']}")
     return "\n".join(lines)
 
 
@@ -167,9 +173,10 @@ def info(*, measure: bool = True, show: bool = True, file: IO[str] | None = None
     whether Metal/CUDA are available, the BLAS that MLX's CPU matmul uses (see
     ``ftorch/_blas.py``) with its measured float32 GFLOP/s, whether
     ``mx.compile`` really compiles here (on Linux it needs ``g++``), and thread
-    counts. ``measure=False`` skips the two timed checks (about 0.2 s, plus a
-    one-off g++ run of about a second the first time); ``show=False`` only
-    returns the dict.
+    counts: the BLAS's, who chose it and why (``ftorch/_blas.py``'s policy),
+    and how long its idle threads spin. ``measure=False`` skips the two timed
+    checks (about 0.2 s, plus a one-off g++ run of about a second the first
+    time); ``show=False`` only returns the dict.
 
     >>> import ftorch as ft
     >>> d = ft.info(measure=False, show=False)
@@ -183,7 +190,7 @@ def info(*, measure: bool = True, show: bool = True, file: IO[str] | None = None
         "device": _device(),
         "blas": b,
         "compile": _compile(measure),
-        "threads": _threads(b["threads"]),
+        "threads": _threads(b),
     }
     if show:
         print(_format(d), file=file if file is not None else sys.stdout)

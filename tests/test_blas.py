@@ -33,8 +33,15 @@ print(json.dumps(d))
 """
 
 
+# Variables that choose BLAS threads: dropped from children's environments,
+# so that each case sets the ones it is about.
+_THREAD_VARS = ("FTORCH_BLAS_THREADS", "MKL_NUM_THREADS", "MKL_DOMAIN_NUM_THREADS",
+                "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "BLIS_NUM_THREADS",
+                "KMP_BLOCKTIME", "OMP_WAIT_POLICY", "MKL_THREADING_LAYER")
+
+
 def run(code: str, **env: str) -> str:
-    full = {k: v for k, v in os.environ.items() if k != "FTORCH_BLAS"}
+    full = {k: v for k, v in os.environ.items() if k != "FTORCH_BLAS" and k not in _THREAD_VARS}
     full.update(env)
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full,
                           capture_output=True, text=True, timeout=120)
@@ -259,3 +266,178 @@ def test_matmul_agrees_with_reference(tmp_path):
         np.testing.assert_allclose(fast[key + "_t"], ref[key + "_t"], rtol=tol, atol=tol)
         np.testing.assert_allclose(fast[key + "_t"], exact.T, rtol=tol, atol=tol)
     np.testing.assert_allclose(fast["inv"], ref["inv"], rtol=1e-5, atol=1e-7)
+
+
+# --- the thread policy: a pure function of (cores, environment) -------------------
+
+
+@pytest.mark.parametrize("cores, default, expected", [
+    (1, None, 1), (2, None, 1), (3, None, 2), (4, None, 3), (16, None, 15),
+    (2, 2, 1), (4, 2, 2), (16, 8, 8), (64, 32, 32), (16, 0, 15),
+])
+def test_policy_default(cores, default, expected):
+    for family in ("mkl", "openblas", "blis", "custom"):
+        c = _blas.thread_policy(cores, {}, family, default)
+        assert (c.threads, c.source, c.warning) == (expected, "default-policy", None)
+        assert f"{cores} usable cores" in c.reason
+
+
+@pytest.mark.parametrize("family, var", [
+    ("mkl", "MKL_NUM_THREADS"), ("mkl", "MKL_DOMAIN_NUM_THREADS"), ("mkl", "OMP_NUM_THREADS"),
+    ("openblas", "OPENBLAS_NUM_THREADS"), ("openblas", "GOTO_NUM_THREADS"),
+    ("openblas", "OMP_NUM_THREADS"), ("blis", "BLIS_NUM_THREADS"), ("blis", "OMP_NUM_THREADS"),
+    ("custom", "OMP_NUM_THREADS"),
+])
+def test_policy_leaves_the_librarys_own_variable_to_it(family, var):
+    c = _blas.thread_policy(2, {var: " 2 "}, family, 2)
+    assert (c.threads, c.source, c.reason) == (None, "env", f"{var}=2")
+
+
+def test_policy_ignores_other_librarys_variables_and_empty_ones():
+    assert _blas.thread_policy(2, {"OPENBLAS_NUM_THREADS": "2"}, "mkl").source == "default-policy"
+    assert _blas.thread_policy(2, {"MKL_NUM_THREADS": "2"}, "openblas").source == "default-policy"
+    assert _blas.thread_policy(2, {"MKL_NUM_THREADS": ""}, "mkl").source == "default-policy"
+
+
+def test_policy_ftorch_setting_wins():
+    env = {"FTORCH_BLAS_THREADS": "3", "MKL_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    assert _blas.thread_policy(2, env, "mkl", 2) == (3, "ftorch", "FTORCH_BLAS_THREADS=3", None)
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "two", "1.5"])
+def test_policy_bad_ftorch_setting_warns_and_falls_through(bad):
+    c = _blas.thread_policy(2, {"FTORCH_BLAS_THREADS": bad}, "mkl")
+    assert (c.threads, c.source) == (1, "default-policy")
+    assert "FTORCH_BLAS_THREADS" in c.warning and repr(bad) in c.warning
+    c = _blas.thread_policy(2, {"FTORCH_BLAS_THREADS": bad, "OMP_NUM_THREADS": "2"}, "mkl")
+    assert (c.threads, c.source) == (None, "env") and c.warning
+
+
+def test_usable_cores(monkeypatch):
+    if hasattr(os, "sched_getaffinity"):
+        assert _blas.usable_cores() == len(os.sched_getaffinity(0))
+        monkeypatch.delattr(os, "sched_getaffinity")
+    assert _blas.usable_cores() == os.cpu_count()
+
+
+def test_blocktime_words():
+    assert _blas._blocktime(None, 2, {}) is None
+    assert _blas._blocktime("mkl", 1, {}).startswith("none")
+    assert "200 ms" in _blas._blocktime("mkl", 2, {})
+    assert _blas._blocktime("mkl", 2, {"KMP_BLOCKTIME": "0"}) == "KMP_BLOCKTIME=0"
+    assert _blas._blocktime("mkl", 2, {"OMP_WAIT_POLICY": "passive"}) == "OMP_WAIT_POLICY=passive"
+    assert "GNU" in _blas._blocktime("mkl", 2, {"MKL_THREADING_LAYER": "GNU"})
+    assert "0.1 s" in _blas._blocktime("openblas", 2, {})
+
+
+def test_set_threads_rejects_bad_counts():
+    for bad in (0, -1, True, 1.0, "2"):
+        with pytest.raises(ValueError):
+            _blas.set_threads(bad)
+
+
+# --- the thread policy applied, in fresh processes --------------------------------
+
+_THREADS = """
+import json
+import ftorch
+from ftorch import _blas
+import mlx.core as mx
+a = mx.ones((256, 256))
+mx.eval(a @ a)  # the library has run: its pool (if any) exists
+d = {k: getattr(_blas.state, k) for k in
+     ("status", "kind", "threads", "threads_source", "threads_reason", "blocktime")}
+d["family"] = _blas._family(_blas.state.handle)
+d["live"] = _blas.threads()  # the library's own getter, through the handle
+d["cores"] = _blas.usable_cores()
+{extra}
+print(json.dumps(d))
+"""
+
+
+def threads_report(extra: str = "", **env: str) -> dict:
+    out = run(_THREADS.replace("{extra}", textwrap.dedent(extra)), **env)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def family() -> str:
+    """The family of the BLAS that loads by default here (skips where none does)."""
+    d = threads_report()
+    if d["family"] is None:
+        pytest.skip(f"no optimized BLAS with a thread setting is loaded (status {d['status']}, "
+                    f"kind {d['kind']}): nothing to set")
+    return d["family"]
+
+
+def test_default_policy_takes_effect(family):
+    d = threads_report()
+    assert d["threads_source"] == "default-policy"
+    assert d["threads"] == d["live"]
+    # cores - 1, or fewer where the library's own default is lower.
+    assert 1 <= d["live"] <= max(1, d["cores"] - 1)
+    assert d["threads_reason"].startswith(f"{d['cores']} usable cores")
+    # Empty variables count as unset.
+    empty = threads_report(FTORCH_BLAS_THREADS="", **{_blas._CONTROLS[family][2][0]: ""})
+    assert (empty["threads_source"], empty["live"]) == ("default-policy", d["live"])
+    if d["live"] == 1:
+        assert d["blocktime"].startswith("none")
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_ftorch_setting_takes_effect(family, n):
+    own = _blas._CONTROLS[family][2][0]  # MKL_NUM_THREADS, OPENBLAS_NUM_THREADS, ...
+    d = threads_report(FTORCH_BLAS_THREADS=str(n), **{own: "1" if n > 1 else "2"})
+    assert d["threads_source"] == "ftorch"
+    assert d["threads_reason"].startswith(f"FTORCH_BLAS_THREADS={n}")
+    assert d["threads"] == d["live"]
+    if n <= d["cores"]:
+        assert d["live"] == n
+    else:  # MKL caps the count at the cores it sees, and says so
+        assert 1 <= d["live"] <= n
+        assert d["live"] == n or d["threads_reason"].endswith(f"the library runs {d['live']}")
+
+
+@pytest.mark.parametrize("which", ["own", "OMP_NUM_THREADS"])
+def test_explicit_library_variable_wins_over_the_policy(family, which):
+    var = _blas._CONTROLS[family][2][0] if which == "own" else which
+    for n in (1, 2):
+        d = threads_report(**{var: str(n)})
+        assert (d["threads_source"], d["threads_reason"]) == ("env", f"{var}={n}")
+        assert d["threads"] == d["live"] == min(n, d["cores"])
+
+
+def test_bad_ftorch_setting_warns_once(family):
+    out = run("import warnings\n"
+              "with warnings.catch_warnings(record=True) as w:\n"
+              "    warnings.simplefilter('always')\n"
+              "    import ftorch\n"
+              "    ftorch._blas.load()\n"
+              "print([str(x.message) for x in w])\n"
+              "print(ftorch._blas.state.threads_source)", FTORCH_BLAS_THREADS="lots")
+    warned, source = out.strip().splitlines()[-2:]
+    assert warned.count("FTORCH_BLAS_THREADS") == 1 and source == "default-policy"
+
+
+def test_set_threads_at_run_time(family):
+    d = threads_report("""
+        d["after"] = []
+        for n in (2, 1, 2):
+            d["after"].append((_blas.set_threads(n), _blas.threads(), _blas.state.threads_source))
+            mx.eval(a @ a)
+        d["reason"] = _blas.state.threads_reason
+    """)
+    if d["cores"] < 2:
+        pytest.skip("one usable core: MKL caps its threads at 1")
+    assert d["after"] == [[2, 2, "ftorch"], [1, 1, "ftorch"], [2, 2, "ftorch"]]
+    assert d["reason"] == "set_threads(2)"
+
+
+def test_no_thread_setting_without_an_optimized_blas():
+    d = threads_report('d["set"] = _blas.set_threads(2)', FTORCH_BLAS="reference")
+    assert d["threads"] is None and d["live"] is None and d["set"] is None
+    assert d["threads_source"] is None and d["blocktime"] is None
+    ref = _mlx_reference_blas()  # a library without thread calls: left alone
+    d = threads_report(FTORCH_BLAS=ref)
+    assert d["status"] == "loaded" and d["family"] is None and d["threads"] is None
+    assert "no thread-count call" in d["threads_reason"]

@@ -96,3 +96,31 @@ def test_run_as_module():
     assert proc.returncode == 0, proc.stderr
     assert "found in sys.modules" not in proc.stderr  # runpy warns when imported early
     assert proc.stdout.startswith("ftorch ") and "GFLOP/s" in proc.stdout
+
+
+def test_blas_threads_are_reported():
+    d = ft.info(measure=False, show=False)
+    b, t = d["blas"], d["threads"]
+    assert b["threads"] == t["blas"] == _blas.threads()
+    assert b["threads_source"] == t["blas_source"] == _blas.state.threads_source
+    assert t["blas_reason"] == _blas.state.threads_reason
+    assert t["blas_blocktime"] == _blas.state.blocktime
+    assert "FTORCH_BLAS_THREADS" in t["env"] and "KMP_BLOCKTIME" in t["env"]
+    if _blas._family(_blas.state.handle) is None:
+        assert t["blas"] is None and t["blas_source"] is None
+    else:
+        assert t["blas"] >= 1
+        assert t["blas_source"] in ("default-policy", "env", "ftorch")
+
+
+def test_blas_threads_in_the_printed_report():
+    if _blas._family(_blas.state.handle) is None:
+        pytest.skip(f"no optimized BLAS with a thread setting is loaded ({_blas.state.status})")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MKL_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    env["FTORCH_BLAS_THREADS"] = "1"
+    proc = subprocess.run([sys.executable, "-m", "ftorch.info"], capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "blas 1 (ftorch: FTORCH_BLAS_THREADS=1)" in proc.stdout
+    assert "blas idle threads spin: none (1 thread: no thread pool)" in proc.stdout
