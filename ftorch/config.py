@@ -18,6 +18,13 @@ to ``mx.compile`` (``FTORCH_JIT_COMPILE_AFTER``: seconds, or ``never``):
 ops, with no kernel compilation), ``None`` never; ``"auto"`` (the default)
 is 0 on Metal and CUDA and ``CPU_COMPILE_AFTER`` seconds on the CPU, where
 MLX builds each fused kernel with ``g++`` (see ``ft.jit``).
+
+``ft.config.fast_cpu_math`` (default ``True``; ``FTORCH_FAST_CPU_MATH=0`` turns
+it off) lets jit lower float32 ``tanh``, ``sigmoid``, ``erf`` and ``gelu`` in
+compiled CPU kernels to the approximations of
+``ftorch.primitives._cpu_math`` (a few ulps, several times faster than MLX's
+there); off, jit emits MLX's own ops. A jitted function traces again when it
+changes.
 """
 
 from __future__ import annotations
@@ -32,16 +39,18 @@ CPU_COMPILE_AFTER = 60.0
 
 
 class Config:
-    __slots__ = ("log_compiles", "check_graphs", "jit_compile_after")
+    __slots__ = ("log_compiles", "check_graphs", "jit_compile_after", "fast_cpu_math")
 
     def __init__(self) -> None:
         self.log_compiles: bool = _flag("FTORCH_LOG_COMPILES")
         self.check_graphs: bool = _flag("FTORCH_CHECK_GRAPHS")
         self.jit_compile_after: float | str | None = _seconds("FTORCH_JIT_COMPILE_AFTER")
+        self.fast_cpu_math: bool = os.environ.get("FTORCH_FAST_CPU_MATH", "1") != "0"
 
     def __repr__(self) -> str:
         return (f"Config(log_compiles={self.log_compiles}, check_graphs={self.check_graphs}, "
-                f"jit_compile_after={self.jit_compile_after!r})")
+                f"jit_compile_after={self.jit_compile_after!r}, "
+                f"fast_cpu_math={self.fast_cpu_math})")
 
 
 def _flag(name: str) -> bool:

@@ -38,6 +38,7 @@ from ftorch.nn._conv import (
     max_pool2d,
 )
 from ftorch.numpy import logsumexp, tanh
+from ftorch.primitives import _cpu_math
 from ftorch.primitives._rules import derivative, vectorized
 from ftorch.primitives.creation import static_int, static_number, static_size
 from ftorch.primitives.reduction import Axis, batch_normalized, normalize_axes, normalize_axis
@@ -129,6 +130,7 @@ sigmoid_p = Primitive("sigmoid", mx.sigmoid)
 # The derivative comes from the output: y * (1 - y).
 derivative(sigmoid_p, lambda x, y: lax.multiply(y, lax.subtract(1, y)))
 vectorized(sigmoid_p)
+sigmoid_p.lowering = _cpu_math.fast_cpu(_cpu_math.sigmoid, mx.sigmoid)
 
 
 def sigmoid(x: Any) -> Any:
@@ -170,6 +172,14 @@ def _gelu_impl(x, approximate):
     return x * (1 + mx.erf(x * _INV_SQRT2)) / 2
 
 
+def _gelu_cpu_math(x, approximate):
+    # jit's lowering in fused CPU kernels: _cpu_math's tanh and erf, and x * x * x
+    # (x**3 is a call to pow per element there).
+    if approximate:
+        return 0.5 * x * (1 + _cpu_math.tanh(_TANH_SCALE * (x + _TANH_CUBIC * (x * x * x))))
+    return x * (1 + _cpu_math.erf(x * _INV_SQRT2)) / 2
+
+
 gelu_p = Primitive("gelu", _gelu_impl)
 
 
@@ -199,6 +209,7 @@ def _gelu_vjp(ct, out, x, *, needed, approximate):
 
 
 vectorized(gelu_p)
+gelu_p.lowering = _cpu_math.fast_cpu(_gelu_cpu_math, _gelu_impl)
 
 
 def gelu(x: Any, approximate: bool = False) -> Any:

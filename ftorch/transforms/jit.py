@@ -43,6 +43,7 @@ from ftorch.graph import (
     needs_host,
     simplify,
 )
+from ftorch.primitives._cpu_math import fused_lowering
 from ftorch.transforms import _util
 from ftorch.transforms.jvp import jvp_graph
 from ftorch.transforms.staging import checked, stage
@@ -63,7 +64,8 @@ logger = logging.getLogger("ftorch.jit")
 def _jit_impl(*args: Any, graph: Graph) -> list:
     setting = graph.derived.get("compile after", config.jit_compile_after)
     if _compile_due(graph.derived, setting):
-        return graph.lowered(*args)
+        with fused_lowering():  # mx.compile traces the lowering in this call
+            return graph.lowered(*args)
     return lower(graph)(*args)  # MLX's lazy graph of the lowered ops: no kernel builds
 
 
@@ -195,8 +197,9 @@ def jit(
 
     ``compile_after`` says when the graph goes to ``mx.compile``: ``0`` at
     the first call; ``s`` seconds once a signature has been in use that
-    long, running before then as MLX's lazy graph of the lowered ops (the
-    same numbers, no kernel builds); ``None`` never; ``"auto"`` 0 on Metal
+    long, running before then as MLX's lazy graph of the lowered ops (no
+    kernel builds; the same numbers but for ``fast_cpu_math``'s few ulps,
+    which only compiled kernels use); ``None`` never; ``"auto"`` 0 on Metal
     and CUDA, 60 seconds on the CPU, where MLX builds every fused kernel
     with ``g++`` (0.6-0.85 s each): a short run never pays for the builds, a
     long one pays once it has spent about that long. ``"config"`` (the
@@ -253,7 +256,8 @@ def jit(
         avals = tuple([(x.shape, x.dtype) for x in leaves if type(x) is mx.array])
         if len(avals) != len(leaves):
             avals = _leaf_avals(leaves, treedef, statics)
-        return (treedef, statics, avals), leaves, treedef
+        # Lowering depends on fast_cpu_math: a new setting is a new trace.
+        return (treedef, statics, avals, config.fast_cpu_math), leaves, treedef
 
     def _statics(args: tuple, kwargs: dict) -> tuple:
         for i in nums:
@@ -354,9 +358,10 @@ def jit(
             if needs_host(entry.graph):  # a data-dependent loop: not one mx.compile
                 raise _TraceError(None)
             record.note(entry.out_tree)
-            return lower(entry.graph)(*leaves)
+            with fused_lowering():
+                return lower(entry.graph)(*leaves)
 
-        record = fast[fast_key] = _Compiled(mx.compile(dispatch))
+        record = fast[fast_key, config.fast_cpu_math] = _Compiled(mx.compile(dispatch))
         return record
 
     def jitted(*args, **kwargs):
@@ -368,7 +373,7 @@ def jit(
                 if not _all_mx_arrays(leaves):  # NumPy arrays, leaked tracers, ...
                     fast_key = None
             record = None if fast_key is None else (
-                fast.get(fast_key) or compiled_for(fast_key, args, kwargs))
+                fast.get((fast_key, config.fast_cpu_math)) or compiled_for(fast_key, args, kwargs))
             if record is not None and record.compiled is not None:
                 setting = config.jit_compile_after if compile_after == "config" else compile_after
                 if not _compile_due(record.timing, setting):
@@ -484,8 +489,10 @@ def _log_trace(fname: str, key: tuple, last_keys: list) -> None:
 def _retrace_reason(key: tuple, previous: list) -> str:
     if not previous:
         return "first call"
-    treedef, statics, avals = key
+    treedef, statics, avals, fast_cpu_math = key
     last = previous[-1]
+    if fast_cpu_math != last[3]:
+        return f"ft.config.fast_cpu_math changed: {last[3]} -> {fast_cpu_math}"
     if treedef != last[0]:
         return f"argument structure changed: {last[0]} -> {treedef}"
     if statics != last[1]:
