@@ -92,7 +92,16 @@ def machine() -> dict:
     return {"date": datetime.date.today().isoformat(), "python": platform.python_version(),
             "platform": platform.platform(),
             "processor": platform.processor() or platform.machine(),
-            "cpus": os.cpu_count(), "mlx_cpu_blas": blas}
+            "cpus": os.cpu_count(), "mlx_cpu_blas": blas, "lowering": lowering()}
+
+
+def lowering() -> str:
+    """How ft.jit lowered the rows: fast CPU math, and when it compiles."""
+    import ftorch as ft
+
+    fast = ("fast CPU math (tanh, sigmoid, erf, gelu)" if ft.config.fast_cpu_math
+            else "MLX's transcendentals")
+    return f"ft.jit: {fast}, compile_after={ft.config.jit_compile_after!r}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
             "versions": {n: fw.version() for n, fw in fws.items()},
             "command": " ".join(["python -m benchmarks",
                                  *(sys.argv[1:] if argv is None else argv)])}
-    print("; ".join(info["versions"].values()) + f"; MLX CPU BLAS: {info['mlx_cpu_blas']}")
+    print("; ".join(info["versions"].values()) + f"; MLX CPU BLAS: {info['mlx_cpu_blas']}; "
+          + info["lowering"])
     if missing:
         print(f"not installed, skipped: {', '.join(missing)}")
     print(f"median time per call over up to {rounds} interleaved rounds (~{budget:g} s a row), "
