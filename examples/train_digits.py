@@ -7,7 +7,7 @@ Everything is a pure function of explicit pytrees: the model
 (``ftorch.data``, shuffled by key each epoch), and one jitted train step.
 
 Run: python examples/train_digits.py [--epochs N] [--batch-size B] [--seed S]
-     [--lr LR] [--out-dir DIR]   (about a minute on 2 CPU cores; exits 1
+     [--lr LR] [--out-dir DIR]   (about 10 s on 2 CPU cores; exits 1
      below --min-accuracy)
 """
 
