@@ -18,6 +18,7 @@ import sys
 
 from ftorch.core import install_array_api
 from ftorch.numpy import _creation, _elementwise, _indexing, _linalg, _reduction, _shape
+from ftorch.numpy import linalg  # noqa: E402  (the submodule ftorch.numpy.linalg)
 
 __all__ = [
     *_creation.__all__, *_elementwise.__all__, *_reduction.__all__, *_shape.__all__,

@@ -14,6 +14,7 @@ from ftorch.primitives import (
     barrier,
     conv,
     creation,
+    decompositions,
     elementwise,
     indexing,
     linalg,
@@ -23,6 +24,7 @@ from ftorch.primitives import (
 from ftorch.primitives.barrier import *  # noqa: F403
 from ftorch.primitives.conv import *  # noqa: F403
 from ftorch.primitives.creation import *  # noqa: F403
+from ftorch.primitives.decompositions import *  # noqa: F403
 from ftorch.primitives.elementwise import *  # noqa: F403
 from ftorch.primitives.indexing import *  # noqa: F403
 from ftorch.primitives.linalg import *  # noqa: F403
@@ -32,4 +34,5 @@ from ftorch.primitives.shape import *  # noqa: F403
 __all__ = [
     *creation.__all__, *elementwise.__all__, *reduction.__all__, *shape.__all__,
     *indexing.__all__, *linalg.__all__, *barrier.__all__, *conv.__all__,
+    *decompositions.__all__,
 ]
