@@ -518,9 +518,8 @@ def _mvn_vjp(ct, out, key, cov, *, needed, **params):
 
 _MVN_NO_COV_DERIVATIVE = (
     "multivariate_normal: the derivative with respect to cov needs the derivative rules of "
-    "the matrix factorisations (Cholesky, eigh, SVD), which ftorch does not have yet; "
-    "differentiate with respect to mean, or sample mean + z @ L.T yourself with a factor L "
-    "you compute")
+    "eigh or the SVD, which ftorch does not have yet; use method='cholesky' (the default), "
+    "which is differentiable in cov")
 
 _MVN_METHODS = ("cholesky", "eigh", "svd")
 
@@ -533,8 +532,9 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | No
     the SVD (``"svd"``: the numbers of ``mx.random.multivariate_normal`` for
     the same key). MLX factorises on its CPU stream. ``shape`` defaults to
     the broadcast of ``mean.shape[:-1]`` and ``cov.shape[:-2]``.
-    Differentiable in ``mean``; differentiating with respect to ``cov``
-    raises (no factorisation derivative rules yet).
+    Differentiable in ``mean``, and in ``cov`` with ``method="cholesky"``
+    (through the Cholesky factorisation's rules; with ``"eigh"`` or
+    ``"svd"`` the derivative with respect to ``cov`` raises).
 
     >>> import ftorch.random as random, mlx.core as mx
     >>> random.multivariate_normal(random.key(0), mx.zeros(3), mx.eye(3), (5,)).shape
@@ -567,6 +567,14 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | No
             raise ValueError(f"multivariate_normal: shape {shape} must be a broadcast of the "
                              f"batch shapes of mean {batch[0]} and cov {batch[1]}, as in JAX")
         full = shape
+    if method == "cholesky":
+        # normal's z and the cholesky primitive (the numbers the sampler would
+        # draw): differentiable in cov through the factorisation's rules.
+        n = c.shape[-1]
+        factor = lax.cholesky(fnp.astype(cov, mx.float32))
+        z = normal(key, full + (n,), dtype)
+        draw = fnp.matmul(fnp.astype(factor, dtype), fnp.expand_dims(z, -1))[..., 0]
+        return fnp.add(draw, mean)
     # The factor is computed once per covariance, not once per sample.
     return fnp.add(multivariate_normal_p.bind(key, cov, shape=full, dtype=dtype, method=method),
                    mean)

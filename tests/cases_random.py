@@ -59,9 +59,11 @@ CASES += [
     Case("random_weighted_sample", lambda x, k: random.choice(
         as_key(k), x, (1,), replace=False, p=mx.array([0.5] * x.shape[0]) if x.ndim else None,
         axis=0) if x.ndim else x, x_and_key()),
-    Case("random_multivariate_normal", lambda x, k: random.multivariate_normal(
+    # The default method samples through the cholesky primitive and normal.
+    Case("cholesky", lambda x, k: random.multivariate_normal(
         as_key(k), x, mx.array([[2.0, 0.3], [0.3, 1.0]], x.dtype) if x.shape[-1:] == (2,)
-        else fnp.eye(x.shape[-1], dtype=x.dtype)), x_and_key()),
+        else fnp.eye(x.shape[-1], dtype=x.dtype)), x_and_key(),
+        name="random_multivariate_normal-cholesky"),
 ]
 
 CASES += [
