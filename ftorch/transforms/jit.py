@@ -71,7 +71,10 @@ def _jit_impl(*args: Any, graph: Graph) -> list:
 
 def _compile_due(store: dict, setting: float | str | None) -> bool:
     """Whether a signature whose first use is recorded in ``store`` runs
-    compiled now, under the ``compile_after`` ``setting``."""
+    compiled now, under the ``compile_after`` ``setting``. Once its delay
+    has run out it stays compiled: later calls return at the first line."""
+    if "compiled" in store:
+        return True
     after = seconds_before_compile(setting)
     if after == 0.0:
         return True
@@ -81,7 +84,7 @@ def _compile_due(store: dict, setting: float | str | None) -> bool:
     first = store.setdefault("first call", now)
     if now - first < after:
         return False
-    if config.log_compiles and not store.get("compiled"):
+    if config.log_compiles:
         logger.warning("jit: compiling a signature in use for %.1f s (compile_after=%r)",
                        now - first, setting)
     store["compiled"] = True
