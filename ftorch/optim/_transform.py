@@ -256,10 +256,15 @@ def scale_by_param_block_rms(min_scale: float | Any = 1e-3) -> GradientTransform
     >>> opt.update(mx.ones(2), optim.EmptyState(), mx.array([3.0, 4.0]))[0].tolist()
     [3.535533905029297, 3.535533905029297]
     """
+    return _scale_by_param_measure("scale_by_param_block_rms", _safe_rms32, min_scale)
+
+
+def _scale_by_param_measure(fname: str, measure: Callable[[Any, Any], Any],
+                            floor: Any) -> GradientTransformation:
+    """Each update times ``measure(its parameter, floor)`` (a float32 scalar)."""
     def update(updates, state, params=None):
-        fname = "scale_by_param_block_rms"
         _need_params(fname, params)
-        (updates,) = _leafwise(fname, lambda u, p: (u * cast_like(_safe_rms32(p, min_scale), u),),
+        (updates,) = _leafwise(fname, lambda u, p: (u * cast_like(measure(p, floor), u),),
                                1, updates, params, what=("parameters",))
         return updates, state
 
@@ -275,14 +280,7 @@ def scale_by_param_block_norm(min_scale: float | Any = 1e-3) -> GradientTransfor
     >>> opt.update(mx.ones(2), optim.EmptyState(), mx.array([3.0, 4.0]))[0].tolist()
     [5.0, 5.0]
     """
-    def update(updates, state, params=None):
-        fname = "scale_by_param_block_norm"
-        _need_params(fname, params)
-        (updates,) = _leafwise(fname, lambda u, p: (u * cast_like(_safe_norm32(p, min_scale), u),),
-                               1, updates, params, what=("parameters",))
-        return updates, state
-
-    return GradientTransformation(lambda params: EmptyState(), update)
+    return _scale_by_param_measure("scale_by_param_block_norm", _safe_norm32, min_scale)
 
 
 def scale_by_trust_ratio(min_norm: float | Any = 0.0, trust_coefficient: float | Any = 1.0,
