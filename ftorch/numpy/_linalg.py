@@ -18,7 +18,7 @@ from typing import Any
 import mlx.core as mx
 
 import ftorch.primitives as lax
-from ftorch.core import Tracer
+from ftorch.core import Tracer, aval_of, is_floating
 from ftorch.numpy import _creation, _elementwise, _shape
 from ftorch.primitives.linalg import LETTERS, Shape, canonical_subscripts, matmul_subscripts
 
@@ -317,3 +317,17 @@ def outer(a: Any, b: Any) -> Any:
     """
     a, b = _creation.asarray(a), _creation.asarray(b)
     return lax.einsum("a,b->ab", _flat(a), _flat(b))
+
+
+def square_matrices(x: Any, fname: str, argname: str) -> Any:
+    """``x`` as a floating array of square matrices (..., n, n), or an error
+    naming the function and the argument."""
+    x = _creation.asarray(x)
+    shape, dtype = aval_of(x)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise ValueError(
+            f"{fname}: argument {argname} must be a square matrix or a stack of them, "
+            f"shape (..., n, n); got shape {tuple(shape)}")
+    if not is_floating(dtype):
+        x = lax.astype(x, mx.float32)
+    return x

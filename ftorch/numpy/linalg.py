@@ -12,27 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import mlx.core as mx
-
 import ftorch.primitives as lax
-from ftorch.core import aval_of, is_floating
-from ftorch.numpy._creation import asarray
+from ftorch.core import aval_of
+from ftorch.numpy._linalg import square_matrices
+from ftorch.numpy._linalg_orthogonal import *  # noqa: F403
+from ftorch.numpy._linalg_orthogonal import __all__ as _orthogonal_names
 
-__all__ = ["cholesky"]
-
-
-def square_matrices(x: Any, fname: str, argname: str) -> Any:
-    """``x`` as a floating array of square matrices (..., n, n), or an error
-    naming the function and the argument."""
-    x = asarray(x)
-    shape, dtype = aval_of(x)
-    if len(shape) < 2 or shape[-1] != shape[-2]:
-        raise ValueError(
-            f"{fname}: argument {argname} must be a square matrix or a stack of them, "
-            f"shape (..., n, n); got shape {tuple(shape)}")
-    if not is_floating(dtype):
-        x = lax.astype(x, mx.float32)
-    return x
+__all__ = ["cholesky", *_orthogonal_names]
 
 
 def cholesky(a: Any) -> Any:

@@ -6,6 +6,6 @@ under every ftorch transform.
 [2.0]
 """
 
-from ftorch.scipy import linalg
+from ftorch.scipy import linalg, special, stats
 
-__all__ = ["linalg"]
+__all__ = ["linalg", "special", "stats"]

@@ -18,7 +18,7 @@ import mlx.core as mx
 import ftorch.primitives as lax
 from ftorch.core import aval_of
 from ftorch.numpy._creation import asarray, result_type
-from ftorch.numpy.linalg import square_matrices
+from ftorch.numpy._linalg import square_matrices
 
 __all__ = ["solve_triangular", "cho_solve"]
 
