@@ -570,6 +570,14 @@ class Tracer:
     def mT(self):
         return _numpy().swapaxes(self, -1, -2)
 
+    @property
+    def real(self):
+        return _numpy().real(self)
+
+    @property
+    def imag(self):
+        return _numpy().imag(self)
+
     def __neg__(self):
         return _numpy().negative(self)
 
@@ -633,7 +641,7 @@ _ARRAY_METHODS = (
     "cumsum", "cumprod", "logsumexp", "reshape", "transpose", "swapaxes", "moveaxis",
     "squeeze", "flatten", "ravel", "astype", "abs", "exp", "log", "log1p", "log2", "log10",
     "sqrt", "rsqrt", "square", "reciprocal", "sin", "cos", "round", "clip", "take", "split",
-    "dot", "repeat",
+    "dot", "repeat", "conj", "conjugate",
 )
 for _name in _ARRAY_METHODS:
     setattr(Tracer, _name, _method(_name))
@@ -740,10 +748,23 @@ def global_random_key() -> Any:
 
 
 FLOATING = frozenset((mx.float16, mx.bfloat16, mx.float32, mx.float64))
+#: The dtypes that carry tangents and cotangents: real floating and complex
+#: (NumPy's ``inexact``).
+INEXACT = FLOATING | {mx.complex64}
 
 
 def is_floating(dtype: mx.Dtype) -> bool:
+    """A real floating dtype."""
     return dtype in FLOATING
+
+
+def is_inexact(dtype: mx.Dtype) -> bool:
+    """A real floating or complex dtype: one that is differentiated."""
+    return dtype in INEXACT
+
+
+def is_complex(dtype: mx.Dtype) -> bool:
+    return dtype == mx.complex64
 
 
 def aval_of(x: Any) -> ShapeDtypeStruct:

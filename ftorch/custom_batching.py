@@ -43,7 +43,7 @@ from ftorch.core import (
     Tracer,
     aval_of,
     format_aval,
-    is_floating,
+    is_inexact,
 )
 from ftorch.primitives._rules import move_bdim
 from ftorch.primitives.shape import static_slice
@@ -186,7 +186,7 @@ def _merged_rule(rule: FlatRule, n: int, inner: list, inner_out: list) -> FlatRu
 @custom_vmap_call_p.def_jvp
 def _custom_vmap_jvp(primals, tangents, fun, rule):
     # Integer and boolean operands have no tangent: they are left out.
-    diff = [is_floating(aval_of(p).dtype) for p in primals]
+    diff = [is_inexact(aval_of(p).dtype) for p in primals]
     ts = [lax.zeros_like(p) if t is None else t for p, t, d in zip(primals, tangents, diff) if d]
     n_p = len(primals)
 
@@ -221,7 +221,7 @@ def _custom_vmap_jvp(primals, tangents, fun, rule):
                                   rule=_named(rule_jvp, f"jvp({_name(rule)})"))
     half = len(res) // 2
     outs = res[:half]
-    return outs, [t if is_floating(aval_of(o).dtype) else None for o, t in zip(outs, res[half:])]
+    return outs, [t if is_inexact(aval_of(o).dtype) else None for o, t in zip(outs, res[half:])]
 
 
 # ----------------------------------------------------------------------------
@@ -233,7 +233,7 @@ def _custom_vmap_jvp(primals, tangents, fun, rule):
 def _custom_vmap_vjp(cts, out, *primals, fun, rule, needed):
     # Cotangents flow through floating outputs only; only the needed
     # primals get one.
-    live = [j for j, o in enumerate(out) if is_floating(aval_of(o).dtype)]
+    live = [j for j, o in enumerate(out) if is_inexact(aval_of(o).dtype)]
     cs = [lax.zeros_like(out[j]) if cts[j] is None else cts[j] for j in live]
     wanted = [i for i, n in enumerate(needed) if n]
     n_p, n_out = len(primals), len(out)

@@ -37,7 +37,15 @@ import numpy as np
 import ftorch.primitives as lax
 from ftorch import numpy as fnp
 from ftorch import tree
-from ftorch.core import Primitive, ShapeDtypeStruct, Tracer, aval_of, format_aval, is_floating
+from ftorch.core import (
+    Primitive,
+    ShapeDtypeStruct,
+    Tracer,
+    aval_of,
+    format_aval,
+    is_floating,
+    is_inexact,
+)
 from ftorch.graph import (
     Graph,
     Var,
@@ -576,7 +584,7 @@ def _backward_body(graph: Graph, plan: _VJPPlan, n_consts: int, n_carry: int,
     (carry cotangents, const cotangent sums; x cotangents)."""
     in_avals = graph.in_avals
     out_avals = graph.out_avals
-    float_carry = [j for j in range(n_carry) if is_floating(in_avals[n_consts + j].dtype)]
+    float_carry = [j for j in range(n_carry) if is_inexact(in_avals[n_consts + j].dtype)]
     n_inv, n_var = len(plan.inv_idx), len(plan.var_idx)
     res_avals = (plan.invariant.out_avals
                  + plan.forward.out_avals[len(graph.outs):])
@@ -618,13 +626,13 @@ def _scan_vjp(cts, out, *residuals, graph, n_consts, n_carry, length, reverse, u
     plan = _vjp_plan(graph, n_consts, n_carry)
     in_avals = graph.in_avals
     n_xs = len(in_avals) - n_consts - n_carry
-    usable = [nz and is_floating(a.dtype) for nz, a in zip(plan.nonzero, in_avals)]
+    usable = [nz and is_inexact(a.dtype) for nz, a in zip(plan.nonzero, in_avals)]
     acc_consts = tuple(c for c in range(n_consts) if needed[c] and usable[c])
     xs_out = tuple(k for k in range(n_xs)
                    if needed[n_consts + n_carry + k] and usable[n_consts + n_carry + k])
     ct_ys = tuple(k for k, c in enumerate(cts[n_carry:]) if c is not None)
     body = _backward_body(graph, plan, n_consts, n_carry, acc_consts, ct_ys, xs_out)
-    float_carry = [j for j in range(n_carry) if is_floating(in_avals[n_consts + j].dtype)]
+    float_carry = [j for j in range(n_carry) if is_inexact(in_avals[n_consts + j].dtype)]
     n_inv = len(plan.inv_idx)
     ct_carry = [lax.zeros_like(out[j]) if cts[j] is None else cts[j] for j in float_carry]
     acc0 = [lax.zeros(in_avals[c].shape, in_avals[c].dtype) for c in acc_consts]

@@ -5,7 +5,9 @@ The unary and binary ops, ``where`` and ``round`` are the strict wrappers
 of ``ftorch.primitives.elementwise`` themselves (MLX broadcasts and promotes
 their operands, Python scalars included). Here are what does more: ``astype``
 (a dtype in any spelling), ``clip`` (bounds by either of their names),
-``stop_gradient`` (over a pytree) and the aliases ``true_divide`` and ``mod``.
+``stop_gradient`` (over a pytree), the aliases ``true_divide`` and ``mod``,
+and the complex-number helpers (``real``, ``imag``, ``conj``, ``angle``,
+``iscomplexobj``, ...), which also take real arrays, as in jax.numpy.
 
 >>> import ftorch.numpy as fnp, mlx.core as mx
 >>> fnp.clip(fnp.exp(mx.zeros(2)), 0.0, 0.5).tolist()
@@ -14,10 +16,14 @@ their operands, Python scalars included). Here are what does more: ``astype``
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+import mlx.core as mx
 
 import ftorch.primitives as lax
 from ftorch import tree
+from ftorch.core import as_array, aval_of, is_complex
 from ftorch.dtypes import DTypeLike, to_mlx_dtype
 from ftorch.primitives.elementwise import (
     abs,
@@ -90,7 +96,8 @@ __all__ = [
     "mod", "power", "maximum", "minimum", "arctan2", "logaddexp", "equal", "not_equal",
     "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
     "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "where", "clip", "astype",
-    "stop_gradient",
+    "stop_gradient", "real", "imag", "conj", "conjugate", "angle", "iscomplex", "isreal",
+    "iscomplexobj", "isrealobj",
 ]
 
 true_divide = divide
@@ -133,7 +140,8 @@ def _one_bound(old: Any, new: Any, old_name: str, new_name: str) -> Any:
 
 def astype(x: Any, dtype: DTypeLike) -> Any:
     """``x`` cast to ``dtype`` (in any spelling: ``mx.int32``, ``int``,
-    ``np.int32``, ``"int32"``); gradients flow between floating dtypes only.
+    ``np.int32``, ``"int32"``); gradients flow between floating and complex
+    dtypes only (a cast from complex to real keeps the real part).
 
     >>> import ftorch.numpy as fnp, mlx.core as mx
     >>> fnp.astype(mx.array([1.7]), mx.int32).tolist()
@@ -152,3 +160,108 @@ def stop_gradient(x: Any) -> Any:
     3.0
     """
     return tree.map(lax.stop_gradient, x)
+
+
+# ----------------------------------------------------------------------------
+# Complex numbers
+# ----------------------------------------------------------------------------
+
+
+def real(x: Any) -> Any:
+    """The real part of ``x``: float32 for complex64, ``x`` itself for a real
+    array, as ``jax.numpy.real``. Differentiable (its transpose embeds a real
+    cotangent as ``ct + 0j``; see ``ftorch.grad`` for the convention).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.real(mx.array([1 + 2j, 3 - 1j])).tolist()
+    [1.0, 3.0]
+    """
+    x = as_array(x, "real: x")
+    return lax.real(x) if is_complex(aval_of(x).dtype) else x
+
+
+def imag(x: Any) -> Any:
+    """The imaginary part of ``x``: float32 for complex64, zeros for a real
+    array, as ``jax.numpy.imag``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.imag(mx.array([1 + 2j, 3 - 1j])).tolist()
+    [2.0, -1.0]
+    """
+    x = as_array(x, "imag: x")
+    return lax.imag(x) if is_complex(aval_of(x).dtype) else lax.zeros_like(x)
+
+
+def conj(x: Any) -> Any:
+    """The complex conjugate of ``x`` (``x`` itself when real), as
+    ``jax.numpy.conj``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.conj(mx.array([1 + 2j])).tolist()
+    [(1-2j)]
+    """
+    x = as_array(x, "conj: x")
+    return lax.conj(x) if is_complex(aval_of(x).dtype) else x
+
+
+conjugate = conj
+
+
+def angle(z: Any, deg: bool = False) -> Any:
+    """The argument of ``z`` in ``(-pi, pi]`` (in degrees with ``deg``), as
+    ``jax.numpy.angle``: ``arctan2(imag(z), real(z))``; float32 for complex
+    input, and for real input ``0`` or ``pi`` by sign.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.angle(mx.array([1j, -1.0]), deg=True).tolist()
+    [90.0, 180.0]
+    """
+    z = as_array(z, "angle: z")
+    dtype = aval_of(z).dtype
+    if not is_complex(dtype) and dtype not in (mx.float16, mx.bfloat16, mx.float32,
+                                               mx.float64):
+        z = lax.astype(z, mx.float32)
+    out = arctan2(imag(z), real(z))
+    return lax.multiply(out, 180.0 / math.pi) if deg else out
+
+
+def iscomplexobj(x: Any) -> bool:
+    """Whether ``x`` has a complex dtype (its values aside), as
+    ``jax.numpy.iscomplexobj``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.iscomplexobj(mx.array([1.0 + 0j])), fnp.iscomplexobj(mx.array([1.0]))
+    (True, False)
+    """
+    return is_complex(aval_of(x).dtype)
+
+
+def isrealobj(x: Any) -> bool:
+    """Whether ``x`` has a non-complex dtype, as ``jax.numpy.isrealobj``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.isrealobj(mx.array([1.0]))
+    True
+    """
+    return not iscomplexobj(x)
+
+
+def iscomplex(x: Any) -> Any:
+    """Elementwise: whether the imaginary part is nonzero, as
+    ``jax.numpy.iscomplex``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.iscomplex(mx.array([1 + 0j, 1j])).tolist()
+    [False, True]
+    """
+    return not_equal(imag(x), 0)
+
+
+def isreal(x: Any) -> Any:
+    """Elementwise: whether the imaginary part is zero, as ``jax.numpy.isreal``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.isreal(mx.array([1 + 0j, 1j])).tolist()
+    [True, False]
+    """
+    return equal(imag(x), 0)

@@ -12,7 +12,7 @@ from typing import Any
 import mlx.core as mx
 
 import ftorch.primitives as lax
-from ftorch.core import Tracer, aval_of, is_floating
+from ftorch.core import Tracer, aval_of, is_inexact
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
@@ -28,15 +28,16 @@ def is_constant_scalar(x: Any) -> bool:
 def unbroadcast(ct: Any, x: Any) -> Any:
     """Sum a cotangent of a broadcast result back to ``x``'s shape and dtype.
 
-    Returns ``None`` when ``x`` cannot carry a gradient (a Python scalar or a
-    non-floating array)."""
+    Returns ``None`` when ``x`` cannot carry a gradient (a Python scalar or an
+    integer or boolean array). A complex cotangent of a real ``x`` is cast to
+    its real part: the transpose of promoting ``x`` to complex."""
     if isinstance(x, (mx.array, Tracer)):  # read once: on every binary op's VJP
         shape, dtype = x.shape, x.dtype
     elif is_constant_scalar(x):
         return None
     else:
         shape, dtype = aval_of(x)
-    if not is_floating(dtype):
+    if not is_inexact(dtype):
         return None
     ct_shape = ct.shape
     if ct_shape != shape:

@@ -29,7 +29,7 @@ from typing import Any
 import mlx.core as mx
 
 import ftorch.primitives as lax
-from ftorch.core import Primitive, aval_of, is_floating
+from ftorch.core import Primitive, aval_of, is_complex, is_floating, is_inexact
 from ftorch.primitives import _cpu_math
 from ftorch.primitives._rules import (
     add_tangents,
@@ -51,6 +51,7 @@ __all__ = [
     "maximum", "minimum", "arctan2", "logaddexp", "equal", "not_equal", "less",
     "less_equal", "greater", "greater_equal", "logical_and", "logical_or", "logical_xor",
     "bitwise_and", "bitwise_or", "bitwise_xor", "where", "astype", "stop_gradient",
+    "real", "imag", "conj", "complex",
 ]
 
 
@@ -91,7 +92,32 @@ negative_p, negative = _unary("negative", mx.negative)
 linear(negative_p, lambda ct, x: negative(ct))
 
 abs_p, abs = _unary("abs", mx.abs)
-derivative(abs_p, lambda x, y: sign(x))
+
+
+# |x| of a complex x is real and not holomorphic: its derivative is the real
+# linear map t -> real(conj(x) * t) / |x|, whose transpose is ct -> ct *
+# conj(x) / |x|; both are taken as 0 at x = 0, as in JAX. Written with
+# differentiable ops (not sign(x), whose rules treat it as constant, which
+# x / |x| is not for complex x), so that second derivatives are right.
+def _complex_abs_denominator(y):
+    return where(equal(y, 0), 1.0, y)
+
+
+@abs_p.def_jvp
+def _abs_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    y = abs_p.bind(x)
+    if is_complex(aval_of(x).dtype):
+        return y, divide(real(multiply(conj(x), t)), _complex_abs_denominator(y))
+    return y, multiply(t, sign(x))
+
+
+@abs_p.def_vjp
+def _abs_vjp(ct, y, x, *, needed):
+    if is_complex(aval_of(x).dtype):
+        return (divide(multiply(ct, conj(x)), _complex_abs_denominator(y)),)
+    return (multiply(ct, sign(x)),)
+
 
 sign_p, sign = _unary("sign", mx.sign)
 nondifferentiable(sign_p)
@@ -362,9 +388,15 @@ def _selector(x, y, greater: bool):
     """1 where x wins, 0 where y wins, 1/2 at ties (the gradient is shared).
 
     Arithmetic rather than nested ``where``: MLX's CPU select is several
-    times slower than a subtract and a sign."""
-    diff = subtract(x, y) if greater else subtract(y, x)
-    return multiply(add(sign(diff), 1), 0.5)
+    times slower than a subtract and a sign. Complex values compare
+    lexicographically (as in MLX and JAX), which the sign of their
+    difference does not tell: there, two comparisons."""
+    a, b = (x, y) if greater else (y, x)
+    if is_complex(aval_of(x).dtype) or is_complex(aval_of(y).dtype):
+        wins = add(astype(greater_p.bind(a, b), mx.float32),
+                   astype(greater_equal_p.bind(a, b), mx.float32))
+        return multiply(wins, 0.5)
+    return multiply(add(sign(subtract(a, b)), 1), 0.5)
 
 
 def _extremum(prim: Primitive, greater: bool) -> None:
@@ -504,18 +536,21 @@ vectorized(astype_p)
 def _astype_jvp(primals, tangents, *, dtype):
     (x,), (t,) = primals, tangents
     out = astype_p.bind(x, dtype=dtype)
-    return out, (astype_p.bind(t, dtype=dtype) if is_floating(dtype) else None)
+    return out, (astype_p.bind(t, dtype=dtype) if is_inexact(dtype) else None)
 
 
 @astype_p.def_vjp
 def _astype_vjp(ct, out, x, *, needed, dtype):
-    # A cast to a non-floating dtype passes no gradient back.
-    return (astype_p.bind(ct, dtype=aval_of(x).dtype) if is_floating(dtype) else None,)
+    # A cast to an integer or boolean dtype passes no gradient back. Casts
+    # between real and complex are each other's transposes: a complex
+    # cotangent of a real x is cast to its real part.
+    return (astype_p.bind(ct, dtype=aval_of(x).dtype) if is_inexact(dtype) else None,)
 
 
 def astype(x: Any, dtype: mx.Dtype) -> Any:
     """``x`` cast to the MLX ``dtype`` (``x`` itself when it has that dtype);
-    gradients flow between floating dtypes only. ``ftorch.numpy.astype``
+    gradients flow between floating and complex dtypes only (a cast from
+    complex to real keeps the real part). ``ftorch.numpy.astype``
     also takes other spellings of a dtype.
 
     >>> import ftorch.primitives as lax, mlx.core as mx
@@ -541,3 +576,118 @@ def stop_gradient(x: Any) -> Any:
     3.0
     """
     return stop_gradient_p.bind(x)
+
+
+
+# ----------------------------------------------------------------------------
+# Complex numbers: real, imag, conj, complex
+# ----------------------------------------------------------------------------
+
+# All four are linear over the reals. Their VJPs are the transposes for the
+# pairing <c, t> = real(sum(c * t)) that ftorch (as JAX) uses for complex
+# values (see ``ftorch.grad``): real's is c -> c + 0j, imag's c -> -1j * c,
+# conj's is conj, and complex(re, im)'s is c -> (real(c), -imag(c)).
+
+
+def _check_complex(x: Any, fname: str) -> None:
+    dtype = aval_of(x).dtype
+    if not is_complex(dtype):
+        raise TypeError(f"{fname}: expected a complex64 array, got dtype {dtype} "
+                        f"(ftorch.numpy.{fname} also takes real arrays)")
+
+
+real_p = Primitive("real", mx.real)
+vectorized(real_p)
+linear(real_p, lambda ct, x: astype(ct, mx.complex64))
+
+
+def real(x: Any) -> Any:
+    """The real part of a complex64 array, as float32 (``ftorch.numpy.real``
+    also takes real arrays).
+
+    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> lax.real(mx.array([1 + 2j])).tolist()
+    [1.0]
+    """
+    _check_complex(x, "real")
+    return real_p.bind(x)
+
+
+imag_p = Primitive("imag", mx.imag)
+vectorized(imag_p)
+linear(imag_p, lambda ct, x: complex_p.bind(lax.zeros_like(ct), negative(ct)))
+
+
+def imag(x: Any) -> Any:
+    """The imaginary part of a complex64 array, as float32
+    (``ftorch.numpy.imag`` also takes real arrays).
+
+    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> lax.imag(mx.array([1 + 2j])).tolist()
+    [2.0]
+    """
+    _check_complex(x, "imag")
+    return imag_p.bind(x)
+
+
+conj_p = Primitive("conj", mx.conj)
+vectorized(conj_p)
+linear(conj_p, lambda ct, x: conj_p.bind(ct))
+
+
+def conj(x: Any) -> Any:
+    """The complex conjugate of a complex64 array (``ftorch.numpy.conj`` also
+    takes real arrays).
+
+    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> lax.conj(mx.array([1 + 2j])).tolist()
+    [(1-2j)]
+    """
+    _check_complex(x, "conj")
+    return conj_p.bind(x)
+
+
+def _complex_impl(re: mx.array, im: mx.array) -> mx.array:
+    # Interleave the parts and reinterpret the pairs: exact, where re + 1j * im
+    # would turn an infinite part into nan (inf * 0).
+    re, im = mx.broadcast_arrays(mx.array(re, mx.float32), mx.array(im, mx.float32))
+    pairs = mx.stack([re, im], axis=-1)
+    return mx.view(pairs, mx.complex64).reshape(re.shape)
+
+
+complex_p = Primitive("complex", _complex_impl, elementwise=True)
+broadcasting(complex_p)
+
+
+@complex_p.def_jvp
+def _complex_jvp(primals, tangents):
+    (re, im), (t_re, t_im) = primals, tangents
+    out = complex_p.bind(re, im)
+    return out, tangent_to(complex_p.bind(lax.zeros_like(re) if t_re is None else t_re,
+                                          lax.zeros_like(im) if t_im is None else t_im), out)
+
+
+@complex_p.def_vjp
+def _complex_vjp(ct, out, re, im, *, needed):
+    return (unbroadcast(real_p.bind(ct), re) if needed[0] else None,
+            unbroadcast(negative(imag_p.bind(ct)), im) if needed[1] else None)
+
+
+def complex(re: Any, im: Any) -> Any:
+    """The complex64 array ``re + 1j * im`` from real floating parts of at
+    most 32 bits (they broadcast), as ``jax.lax.complex``. Infinite parts stay
+    as they are. MLX has no complex128, so float64 parts are refused: cast
+    them to float32 first.
+
+    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> lax.complex(mx.array([1.0, 2.0]), mx.array(3.0)).tolist()
+    [(1+3j), (2+3j)]
+    """
+    for name, part in (("re", re), ("im", im)):
+        dtype = aval_of(part).dtype
+        if not is_floating(dtype) or dtype == mx.float64:
+            raise TypeError(
+                f"complex: {name} must be a real floating array of at most 32 bits, got "
+                f"dtype {dtype}" + (" (MLX has no complex128: cast it to float32 first)"
+                                    if dtype == mx.float64 else ""))
+    return complex_p.bind(re, im)

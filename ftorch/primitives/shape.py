@@ -28,7 +28,7 @@ from typing import Any
 import mlx.core as mx
 
 import ftorch.primitives as lax
-from ftorch.core import Primitive, aval_of, is_floating, mlx_at, mlx_getitem
+from ftorch.core import Primitive, aval_of, is_inexact, mlx_at, mlx_getitem
 from ftorch.memory import check_fits
 from ftorch.primitives._rules import linear, move_bdim, shape_of, unbroadcast
 
@@ -336,7 +336,7 @@ def _pad_jvp(primals, tangents, *, pad_width):
     x, c = primals
     tx, tc = tangents
     out = pad_p.bind(x, c, pad_width=pad_width)
-    if not is_floating(aval_of(out).dtype):
+    if not is_inexact(aval_of(out).dtype):
         return out, None
     if tx is None:
         tx = lax.zeros_like(x)

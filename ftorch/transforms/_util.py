@@ -8,7 +8,7 @@ from typing import Any
 import mlx.core as mx
 
 from ftorch import tree
-from ftorch.core import Tracer, as_array, aval_of, is_floating
+from ftorch.core import Tracer, as_array, aval_of, is_complex, is_floating, is_inexact
 
 
 def check_callable(f: Any, fname: str) -> None:
@@ -90,15 +90,42 @@ def leaf_names(treedef: Any, what: str) -> list[str]:
     return [what + "".join(f"[{p!r}]" for p in path) for path in treedef.paths()]
 
 
-def check_differentiable(leaves: list, treedef: Any, what: str, fname: str) -> None:
-    """Gradients exist only for floating inputs."""
+def check_differentiable(leaves: list, treedef: Any, what: str, fname: str, *,
+                         holomorphic: bool = False, complex_ok: bool = True) -> None:
+    """Gradients exist only for floating and complex inputs; complex ones only
+    where ``complex_ok`` (reverse mode) or with ``holomorphic`` (then all must be)."""
     for name, leaf in zip(leaf_names(treedef, what), leaves):
         dtype = aval_of(leaf).dtype
-        if not is_floating(dtype):
+        if holomorphic:
+            if not is_complex(dtype):
+                raise TypeError(f"{fname} with holomorphic=True requires complex inputs, but "
+                                f"{name} has dtype {dtype}")
+        elif not is_inexact(dtype):
             raise TypeError(
                 f"{fname} requires floating-point inputs, but {name} has dtype {dtype}; "
                 "cast it with .astype(mx.float32) or leave it out of argnums"
             )
+        elif is_complex(dtype) and not complex_ok:
+            raise TypeError(
+                f"{fname} requires real floating-point inputs, but {name} has dtype {dtype}. "
+                "For holomorphic functions pass holomorphic=True; for others use ft.jvp "
+                "directly (or differentiate w.r.t. the real and imaginary parts)")
+
+
+def check_output_dtype(dtype: Any, fname: str, holomorphic: bool) -> None:
+    """Reverse-mode Jacobians and gradients need real outputs, or complex ones
+    with ``holomorphic`` (as JAX)."""
+    if holomorphic:
+        if not is_complex(dtype):
+            raise TypeError(f"{fname} with holomorphic=True requires complex outputs, got "
+                            f"dtype {dtype}")
+    elif is_complex(dtype):
+        raise TypeError(
+            f"{fname} requires real-valued outputs, got dtype {dtype}. For holomorphic "
+            "functions pass holomorphic=True; for others take a real part (fnp.real, fnp.abs) "
+            "or use ft.vjp directly")
+    elif not is_floating(dtype):
+        raise TypeError(f"{fname} requires a floating-point output, got dtype {dtype}")
 
 
 def substitute(args: tuple, argnums: tuple[int, ...], values: Sequence) -> tuple:
@@ -117,11 +144,11 @@ def split_aux(out: Any, has_aux: bool, fname: str) -> tuple[Any, Any]:
 
 
 def check_like(value: Any, ref: Any, name: str, role: str) -> None:
-    """``value`` must have ``ref``'s shape and, for floating refs, its dtype."""
+    """``value`` must have ``ref``'s shape and, for floating or complex refs, its dtype."""
     v, r = aval_of(value), aval_of(ref)
     if v.shape != r.shape:
         raise ValueError(f"{name}: {role} has shape {v.shape}, expected {r.shape}")
-    if is_floating(r.dtype) and v.dtype != r.dtype:
+    if is_inexact(r.dtype) and v.dtype != r.dtype:
         raise TypeError(f"{name}: {role} has dtype {v.dtype}, expected {r.dtype}")
 
 

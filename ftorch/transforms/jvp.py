@@ -20,7 +20,7 @@ from ftorch.core import (
     Tracer,
     aval_of,
     call_traced,
-    is_floating,
+    is_inexact,
     new_main,
 )
 from ftorch.graph import Graph, evaluate
@@ -157,7 +157,7 @@ def jvp(
     names = _util.leaf_names(p_tree, "tangents")
     for name, p, t in zip(names, p_leaves, t_leaves):
         _util.check_like(t, p, "jvp", f"{name}")
-    t_leaves = [t if is_floating(aval_of(p).dtype) else None for p, t in zip(p_leaves, t_leaves)]
+    t_leaves = [t if is_inexact(aval_of(p).dtype) else None for p, t in zip(p_leaves, t_leaves)]
 
     def flatten_out(out):
         out, aux = _util.split_aux(out, has_aux, "jvp")
@@ -211,12 +211,14 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     return out, f_jvp
 
 
-def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False) -> Callable:
     """The Jacobian of ``f`` by forward mode: a JVP vmapped over the input basis.
 
     Each leaf of the result has shape ``out_leaf.shape + in_leaf.shape``,
     nested as the output tree of input trees (a tuple over ``argnums`` when
-    it is a sequence).
+    it is a sequence). Inputs must be real, or complex with
+    ``holomorphic=True`` (then the outputs must be complex too), as in JAX.
 
     >>> import ftorch as ft, mlx.core as mx
     >>> ft.jacfwd(lambda x: x ** 2)(mx.array([1.0, 2.0])).tolist()
@@ -227,7 +229,8 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     def jacobian(*args, **kwargs):
         nums = _util.normalize_argnums(argnums, len(args), "jacfwd")
         d_leaves, d_tree = _util.flatten_arrays(tuple(args[n] for n in nums), "args")
-        _util.check_differentiable(d_leaves, d_tree, "args", "jacfwd")
+        _util.check_differentiable(d_leaves, d_tree, "args", "jacfwd",
+                                   holomorphic=holomorphic, complex_ok=False)
         def flatten_out(out):
             out, aux = _util.split_aux(out, has_aux, "jacfwd")
             o_leaves, o_tree = _util.flatten_arrays(out, "output")
@@ -256,6 +259,9 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
                 columns.append([lax.zeros((*o.shape, 0), o.dtype) for o in out_primals])
         if not d_leaves:
             out_primals = flat_f(d_leaves)
+        if holomorphic:
+            for o in out_primals:
+                _util.check_output_dtype(aval_of(o).dtype, "jacfwd", True)
         o_tree, aux = out_tree.value
         jac = []
         for k, o in enumerate(out_primals):

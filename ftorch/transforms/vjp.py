@@ -20,13 +20,14 @@ import mlx.core as mx
 import ftorch.primitives as lax
 from ftorch import tree
 from ftorch.core import (
-    FLOATING,
+    INEXACT,
     ShapeDtypeStruct,
     Trace,
     Tracer,
     aval_of,
     call_traced,
-    is_floating,
+    is_complex,
+    is_inexact,
     new_main,
 )
 from ftorch.graph import Graph, Var, dce, evaluate, split_by_dependence
@@ -86,9 +87,9 @@ class VJPTrace(Trace):
 
     def process_primitive(self, prim, tracers, params):
         primals = [t.primal for t in tracers]
-        # Only floating values carry cotangents: an integer operand (an index,
-        # a count) is a constant here even when it was computed from inputs.
-        parents = [None if t.node is None or t.dtype not in FLOATING else (t.node, t.index)
+        # Only floating and complex values carry cotangents: an integer operand
+        # (an index, a count) is a constant here even when computed from inputs.
+        parents = [None if t.node is None or t.dtype not in INEXACT else (t.node, t.index)
                    for t in tracers]
         if parents.count(None) == len(parents):
             return prim.bind(*primals, **params)  # constant in this transform
@@ -262,7 +263,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
                 f"pullback: the cotangent must have the output's structure {o_tree}, got {c_tree}")
         for name, c, o in zip(_util.leaf_names(o_tree, "cotangent"), c_leaves, out_leaves):
             _util.check_like(c, o, "pullback", name)
-        c_leaves = [c if is_floating(aval_of(o).dtype) else None
+        c_leaves = [c if is_inexact(aval_of(o).dtype) else None
                     for c, o in zip(c_leaves, out_leaves)]
         cts = flat_pullback(c_leaves)
         cts = [lax.zeros_like(p) if c is None else c for p, c in zip(p_leaves, cts)]
@@ -273,13 +274,15 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
 
 
 def value_and_grad(
-    f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False
+    f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+    holomorphic: bool = False,
 ) -> Callable:
     """A function returning ``f``'s value and its gradient w.r.t. ``argnums``.
 
     ``f`` must return a real scalar (with ``has_aux``: a pair ``(scalar, aux)``,
-    and the value is that pair). Keyword arguments are passed through and not
-    differentiated.
+    and the value is that pair), or a complex one with ``holomorphic=True``.
+    Keyword arguments are passed through and not differentiated. Complex
+    inputs follow JAX's convention (see ``grad``).
 
     >>> import ftorch as ft, mlx.core as mx
     >>> value, g = ft.value_and_grad(lambda w: (w ** 2).sum())(mx.array([1.0, 2.0]))
@@ -293,13 +296,16 @@ def value_and_grad(
         dargs = tuple(args[n] for n in nums)
         p_leaves, p_tree = _util.flatten_arrays(dargs, "args")
         for i, leaf in enumerate(p_leaves):
-            if not is_floating(aval_of(leaf).dtype):
+            dtype = aval_of(leaf).dtype
+            if not is_inexact(dtype) or (holomorphic and not is_complex(dtype)):
                 path = p_tree.paths()[i]
                 name = f"argument {nums[path[0]]}" + "".join(f"[{q!r}]" for q in path[1:])
+                if holomorphic:
+                    raise TypeError(f"grad with holomorphic=True requires complex inputs, "
+                                    f"but {name} has dtype {dtype}")
                 raise TypeError(
                     f"grad requires floating-point inputs, but {name} has dtype "
-                    f"{aval_of(leaf).dtype}; cast it with .astype(mx.float32) or leave it "
-                    "out of argnums")
+                    f"{dtype}; cast it with .astype(mx.float32) or leave it out of argnums")
 
         def flat_f(leaves):
             out = f(*_util.substitute(args, nums, tree.unflatten(p_tree, leaves)), **kwargs)
@@ -310,8 +316,7 @@ def value_and_grad(
                 raise TypeError(
                     f"grad requires a scalar output (shape ()), got shape {shape}; "
                     "reduce it (e.g. .sum()) or use ft.vjp / ft.jacrev")
-            if not is_floating(dtype):
-                raise TypeError(f"grad requires a floating-point output, got dtype {dtype}")
+            _util.check_output_dtype(dtype, "grad", holomorphic)
             return [out], aux
 
         (value,), pullback, aux = vjp_flat(flat_f, p_leaves)
@@ -323,7 +328,8 @@ def value_and_grad(
     return value_and_grad_f
 
 
-def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False) -> Callable:
     """The gradient of a scalar function ``f`` w.r.t. ``argnums``.
 
     >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
@@ -331,9 +337,35 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -
     1.0
     >>> ft.grad(ft.grad(fnp.cos))(mx.array(0.0)).item()
     -1.0
+
+    Complex numbers (JAX's convention). A complex64 value ``z = x + iy`` is
+    differentiated as the pair of reals ``(x, y)``:
+
+    - ``ft.jvp`` applies the real-linear derivative to a complex tangent
+      ``t``: for ``|z|**2`` it gives ``2 * real(conj(z) * t)``; for a
+      holomorphic ``f`` it gives ``f'(z) * t``.
+    - ``ft.vjp`` gives the transpose of that map for the pairing
+      ``<c, t> = real(sum(c * t))`` (no conjugation): ``ct -> ct * f'(z)`` for
+      a holomorphic ``f``, ``conj`` for ``conj``, ``ct -> -1j * ct`` for
+      ``imag``, and ``ct -> real(ct * a)`` for the real input of ``x * a``.
+    - ``grad`` of a real-valued function of complex inputs is ``vjp`` with
+      cotangent 1: ``dL/dx - 1j * dL/dy``, the conjugate of the steepest
+      ascent direction. ``grad(lambda z: fnp.abs(z) ** 2)(z)`` is
+      ``2 * conj(z)``; a gradient-descent step is ``z - lr * conj(g)``.
+    - A complex output needs ``holomorphic=True`` (and complex inputs): the
+      result is then ``f'(z)``. Otherwise ``grad`` refuses it, as JAX does;
+      take a real part (``fnp.real``, ``fnp.abs``) or use ``ft.vjp``.
+
+    MLX has no complex128: complex values are complex64 throughout.
+
+    >>> z = mx.array(1 + 2j)
+    >>> ft.grad(lambda z: fnp.abs(z) ** 2)(z).item()
+    (2-4j)
+    >>> ft.grad(lambda z: z * z, holomorphic=True)(z).item()
+    (2+4j)
     """
     _util.check_callable(f, "grad")
-    vg = value_and_grad(f, argnums, has_aux)
+    vg = value_and_grad(f, argnums, has_aux, holomorphic)
 
     def grad_f(*args, **kwargs):
         (value, g) = vg(*args, **kwargs)
@@ -342,10 +374,13 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -
     return grad_f
 
 
-def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False) -> Callable:
     """The Jacobian of ``f`` by reverse mode: the pullback vmapped over the output basis.
 
     Same layout as ``jacfwd``: ``out_leaf.shape + in_leaf.shape`` per pair.
+    Complex outputs need ``holomorphic=True`` (with complex inputs); real
+    outputs of complex inputs give the rows ``grad`` would (see ``grad``).
 
     >>> import ftorch as ft, mlx.core as mx
     >>> ft.jacrev(lambda x: x ** 2)(mx.array([1.0, 2.0])).tolist()
@@ -356,7 +391,7 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     def jacobian(*args, **kwargs):
         nums = _util.normalize_argnums(argnums, len(args), "jacrev")
         d_leaves, d_tree = _util.flatten_arrays(tuple(args[n] for n in nums), "args")
-        _util.check_differentiable(d_leaves, d_tree, "args", "jacrev")
+        _util.check_differentiable(d_leaves, d_tree, "args", "jacrev", holomorphic=holomorphic)
 
         def flat_f(leaves):
             out = f(*_util.substitute(args, nums, tree.unflatten(d_tree, leaves)), **kwargs)
@@ -364,6 +399,9 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
             return _util.flatten_arrays(out, "output")[0], (tree.structure(out), aux)
 
         out_leaves, pullback, (o_tree, aux) = vjp_flat(flat_f, d_leaves)
+        for o in out_leaves:
+            if holomorphic or is_complex(o.dtype):
+                _util.check_output_dtype(o.dtype, "jacrev", holomorphic)
         jac = []
         for k, o in enumerate(out_leaves):
             def pull(c, k=k):
@@ -386,7 +424,8 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     return jacobian
 
 
-def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
+def hessian(f: Callable, argnums: int | Sequence[int] = 0,
+            holomorphic: bool = False) -> Callable:
     """The Hessian of a scalar ``f``: ``jacfwd(jacrev(f))``.
 
     >>> import ftorch as ft, mlx.core as mx
@@ -394,4 +433,4 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     [[6.0, 0.0], [0.0, 12.0]]
     """
     _util.check_callable(f, "hessian")
-    return jacfwd(jacrev(f, argnums), argnums)
+    return jacfwd(jacrev(f, argnums, holomorphic=holomorphic), argnums, holomorphic=holomorphic)
