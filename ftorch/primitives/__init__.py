@@ -16,7 +16,7 @@ from ftorch.primitives import (
     creation,
     decompositions,
     elementwise,
-    fft,
+    fourier,
     indexing,
     linalg,
     orthogonal,
@@ -30,7 +30,7 @@ from ftorch.primitives.conv import *  # noqa: F403
 from ftorch.primitives.creation import *  # noqa: F403
 from ftorch.primitives.decompositions import *  # noqa: F403
 from ftorch.primitives.elementwise import *  # noqa: F403
-from ftorch.primitives.fft import *  # noqa: F403
+from ftorch.primitives.fourier import *  # noqa: F403
 from ftorch.primitives.indexing import *  # noqa: F403
 from ftorch.primitives.linalg import *  # noqa: F403
 from ftorch.primitives.orthogonal import *  # noqa: F403
@@ -42,6 +42,6 @@ from ftorch.primitives.special import *  # noqa: F403
 __all__ = [
     *creation.__all__, *elementwise.__all__, *reduction.__all__, *shape.__all__,
     *indexing.__all__, *linalg.__all__, *barrier.__all__, *conv.__all__,
-    *decompositions.__all__, *orthogonal.__all__, *sorting.__all__, *fft.__all__,
+    *decompositions.__all__, *orthogonal.__all__, *sorting.__all__, *fourier.__all__,
     *special.__all__,
 ]
