@@ -1,15 +1,25 @@
 """Reductions and scans: values against NumPy, ties, zeros, -inf, large
-inputs, integer inputs, Tracer methods and error messages."""
+inputs, integer inputs, Tracer methods and error messages; ``where=`` and
+``initial=``, and the NaN-ignoring reductions."""
 
 import itertools
 import math
+import warnings
 
 import mlx.core as mx
 import numpy as np
 import pytest
 from cases_reduction import axis_choice, reduced_count
+from harness import (
+    check_jvp_fd,
+    check_second_order,
+    check_vjp_dot,
+    check_vmap,
+    distinct,
+    floats,
+    shapes,
+)
 from harness import close as _close
-from harness import distinct, floats, shapes
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -500,3 +510,311 @@ def test_ddof_accepts_numpy_ints_and_axes_numpy_ints():
     x = mx.array([1.0, 2.0, 4.0])
     assert fnp.var(x, ddof=np.int64(1)).item() == pytest.approx(np.var([1, 2, 4], ddof=1))
     assert fnp.sum(mx.ones((2, 3)), axis=np.int64(1)).tolist() == [3.0, 3.0]
+
+
+# ----------------------------------------------------------------------------
+# where= and initial=
+# ----------------------------------------------------------------------------
+
+
+def _mx64(x):
+    return mx.array(x, dtype=mx.float64) if x.dtype == np.float64 else mx.array(x)
+
+
+@st.composite
+def masked_draw(draw, nans=False):
+    """float64 data (with NaNs when ``nans``), an axis, keepdims, and a boolean
+    mask whose shape broadcasts to the data's."""
+    x = draw(floats(shapes(min_dims=0, min_side=1), -3.0, 3.0))
+    if nans and x.size:
+        hole = draw(st.lists(st.booleans(), min_size=x.size, max_size=x.size))
+        x = np.where(np.array(hole).reshape(x.shape), np.nan, x)
+    axis = draw(axis_choice(x.ndim))
+    # The mask may drop leading axes or be broadcast along some.
+    drop = draw(st.integers(0, x.ndim))
+    mshape = tuple(1 if draw(st.booleans()) else d for d in x.shape[drop:])
+    mask = np.array(draw(st.lists(st.booleans(), min_size=int(np.prod(mshape)),
+                                  max_size=int(np.prod(mshape)))), bool).reshape(mshape)
+    return x, axis, draw(st.booleans()), mask
+
+
+def _close_nan(got, expected, rtol=1e-9, atol=1e-9):
+    got, expected = np.array(got), np.asarray(expected)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "mean", "var", "std", "all", "any"])
+@given(args=masked_draw())
+def test_where_matches_numpy(name, args):
+    x, axis, keepdims, mask = args
+    if name in ("all", "any"):
+        x = x > 0
+    kw = dict(axis=axis, keepdims=keepdims)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = getattr(np, name)(x, where=mask, **kw)
+    if name in ("var", "std"):  # NumPy gives inf for no degrees of freedom; JAX and we NaN
+        expected = np.where(np.isinf(expected), np.nan, expected)
+    _close_nan(getattr(fnp, name)(_mx64(x), where=mx.array(mask), **kw), expected)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min"])
+@given(args=masked_draw(), initial=st.floats(-2, 2), use_mask=st.booleans())
+def test_initial_matches_numpy(name, args, initial, use_mask):
+    x, axis, keepdims, mask = args
+    kw = dict(axis=axis, keepdims=keepdims, initial=initial)
+    if use_mask:
+        kw["where"] = mask
+    expected = getattr(np, name)(x, **kw)
+    if use_mask:
+        kw["where"] = mx.array(mask)
+    _close_nan(getattr(fnp, name)(_mx64(x), **kw), expected)
+
+
+def test_where_and_initial_edges():
+    x = mx.array([[1.0, 5.0], [2.0, 3.0]])
+    none = mx.zeros((2, 2), mx.bool_)
+    assert fnp.sum(x, where=none).item() == 0.0
+    assert fnp.prod(x, axis=1, where=none).tolist() == [1.0, 1.0]
+    assert np.isnan(fnp.mean(x, where=none).item())
+    assert fnp.all(x, where=none).item() and not fnp.any(x, where=none).item()
+    # Empty axes: max and min take initial; mean is NaN.
+    assert fnp.max(mx.zeros((2, 0)), axis=1, initial=-1.0).tolist() == [-1.0, -1.0]
+    assert fnp.min(mx.zeros((0, 3)), axis=0, keepdims=True, initial=4).tolist() == [[4, 4, 4]]
+    assert np.isnan(fnp.mean(mx.zeros((0,)))).all()
+    # The initial takes part even when every element is selected; ints keep their dtype.
+    assert fnp.max(mx.array([1, 2], mx.int32), initial=7).item() == 7
+    assert fnp.max(mx.array([1, 2], mx.int32), initial=7).dtype == mx.int32
+    assert fnp.min(mx.array([3, 9], mx.int8), where=mx.array([False, True]),
+                   initial=100).item() == 9
+    assert fnp.sum(mx.array([True, True]), where=mx.array([True, False]), initial=3).item() == 4
+    # A traced initial is differentiable.
+    g = ft.grad(lambda c: fnp.max(mx.array([1.0, 2.0]), initial=c))(mx.array(5.0))
+    assert g.item() == 1.0
+    g = ft.grad(lambda c: fnp.sum(mx.array([1.0, 2.0]), initial=c))(mx.array(5.0))
+    assert g.item() == 1.0
+
+
+def test_var_without_degrees_of_freedom_is_nan():
+    x = mx.array([1.0, 2.0])
+    for name in ("var", "std"):
+        for ddof in (2, 3):
+            assert np.isnan(getattr(fnp, name)(x, ddof=ddof).item())
+        g = ft.grad(lambda v, name=name: getattr(fnp, name)(v, ddof=2))(x)
+        assert g.tolist() == [0.0, 0.0]
+    assert np.isnan(fnp.var(x, where=mx.array([True, False]), ddof=1).item())
+
+
+@given(args=masked_draw())
+def test_masked_gradients_match_finite_differences(args):
+    x, axis, keepdims, mask = args
+    m = mx.array(mask)
+    args64 = (mx.array(x, dtype=mx.float64),)
+    fns = [lambda v: fnp.sum(v, axis, keepdims, where=m) * v.sum(),
+           lambda v: fnp.prod(v, axis, keepdims, where=m, initial=1.5)]
+    if (np.sum(np.broadcast_to(mask, x.shape), axis=axis) > 0).all():  # else a NaN mean
+        fns.append(lambda v: fnp.mean(v * v, axis, keepdims, where=m))
+    for fn in fns:
+        check_jvp_fd(fn, args64)
+        check_vjp_dot(fn, args64)
+
+
+def test_masked_out_infinities_and_nans_get_zero_gradient():
+    x = mx.array([1.0, np.inf, 3.0, np.nan], dtype=mx.float64)
+    keep = mx.array([True, False, True, False])
+    for name, expected in [("sum", [1, 0, 1, 0]), ("mean", [0.5, 0, 0.5, 0]),
+                           ("var", [-1, 0, 1, 0]), ("std", [-0.5, 0, 0.5, 0])]:
+        got = ft.grad(lambda v, name=name: getattr(fnp, name)(v, where=keep))(x)
+        _close(got, expected, 1e-12, 1e-12)
+    got = ft.grad(lambda v: fnp.max(v, where=keep, initial=-10.0))(x)
+    _close(got, [0, 0, 1, 0], 1e-12, 1e-12)
+
+
+def test_reduction_argument_errors():
+    x = mx.ones((2, 3))
+    cases = [
+        (lambda: fnp.max(x, where=x > 0), ValueError,
+         r"max: where= needs initial= as well"),
+        (lambda: fnp.nanmin(x, axis=0, where=x > 0), ValueError,
+         r"nanmin: where= needs initial= as well"),
+        (lambda: fnp.sum(x, where=mx.ones((2, 3))), ValueError,
+         r"sum: where must be a boolean array, got dtype mlx.core.float32"),
+        (lambda: fnp.mean(x, where=mx.ones((3, 3), mx.bool_)), ValueError,
+         r"mean: where of shape \(3, 3\) does not broadcast to the input's shape \(2, 3\)"),
+        (lambda: fnp.any(x, where=mx.ones((1, 2, 3), mx.bool_)), ValueError,
+         r"any: where of shape \(1, 2, 3\) does not broadcast"),
+        (lambda: fnp.sum(x, initial=[1.0, 2.0]), ValueError,
+         r"sum: initial must be a scalar, got an array of shape \(2,\)"),
+        (lambda: fnp.max(x, initial=mx.zeros(2)), ValueError,
+         r"max: initial must be a scalar"),
+        (lambda: fnp.prod(x, initial="a"), TypeError, r"prod: initial must be a number"),
+        (lambda: fnp.max(mx.zeros((0,)), where=mx.ones(0, mx.bool_)), ValueError,
+         r"max: where= needs initial="),
+    ]
+    for name in ("sum", "prod", "mean", "var", "std", "max", "min", "all", "any", "argmax",
+                 "argmin", "cumsum", "cumprod", "nansum", "nanprod", "nanmean", "nanvar",
+                 "nanstd", "nanmax", "nanmin", "nanargmax", "nanargmin", "nancumsum",
+                 "nancumprod", "trace"):
+        cases.append((lambda name=name: getattr(fnp, name)(x, out=x), NotImplementedError,
+                      rf"{name}: the 'out' argument is not supported"))
+    for fn, error, message in cases:
+        with pytest.raises(error, match=message):
+            fn()
+
+
+# ----------------------------------------------------------------------------
+# NaN-ignoring reductions
+# ----------------------------------------------------------------------------
+
+NAN_REDUCTIONS = ["nansum", "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin"]
+
+
+@pytest.mark.parametrize("name", NAN_REDUCTIONS)
+@given(args=masked_draw(nans=True))
+def test_nan_reductions_match_numpy(name, args):
+    x, axis, keepdims, _ = args
+    if name in ("nanmax", "nanmin") and x.size == 0:
+        return
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = getattr(np, name)(x, axis=axis, keepdims=keepdims)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning for all-NaN slices
+        got = getattr(fnp, name)(_mx64(x), axis=axis, keepdims=keepdims)
+    _close_nan(got, expected, rtol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["nanvar", "nanstd"])
+@given(args=masked_draw(nans=True), ddof=st.integers(0, 2))
+def test_nanvar_nanstd_ddof_match_numpy(name, args, ddof):
+    x, axis, keepdims, _ = args
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = getattr(np, name)(x, axis=axis, keepdims=keepdims, ddof=ddof)
+    got = getattr(fnp, name)(_mx64(x), axis=axis, keepdims=keepdims, ddof=ddof)
+    _close_nan(got, expected, rtol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["nansum", "nanmean", "nanvar", "nanmax"])
+@given(args=masked_draw(nans=True))
+def test_nan_reductions_with_where(name, args):
+    x, axis, keepdims, mask = args
+    kw = dict(axis=axis, keepdims=keepdims)
+    if name == "nanmax":
+        kw["initial"] = -5.0
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = getattr(np, name)(x, where=mask, **kw)
+    _close_nan(getattr(fnp, name)(_mx64(x), where=mx.array(mask), **kw), expected, rtol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["nanargmax", "nanargmin"])
+@given(args=masked_draw(nans=True), keepdims=st.booleans())
+def test_nanargmax_nanargmin_match_numpy(name, args, keepdims):
+    x, _, _, _ = args
+    if not x.size:
+        return
+    axis = None if x.ndim == 0 or args[1] is None or not isinstance(args[1], int) else args[1]
+    # NumPy raises on all-NaN slices; as jax.numpy, they give -1.
+    safe = np.where(np.isnan(x).all(axis=axis, keepdims=True), 0.0, x)
+    expected = getattr(np, name)(safe, axis=axis, keepdims=keepdims)
+    expected = np.where(np.isnan(x).all(axis=axis, keepdims=keepdims), -1, expected)
+    got = getattr(fnp, name)(_mx64(x), axis=axis, keepdims=keepdims)
+    assert got.dtype == mx.int32
+    _close(got, expected)
+
+
+def test_nanargmax_prefers_a_real_infinity_to_a_nan():
+    assert fnp.nanargmax(mx.array([np.nan, -np.inf])).item() == 1
+    assert fnp.nanargmin(mx.array([np.nan, np.inf, np.nan])).item() == 1
+    assert fnp.nanargmax(mx.array([3, 1, 3])).item() == 0  # integers: argmax, as int32
+
+
+@pytest.mark.parametrize("name", ["nancumsum", "nancumprod"])
+@given(args=masked_draw(nans=True))
+def test_nan_scans_match_numpy(name, args):
+    x, axis, _, _ = args
+    axis = axis if isinstance(axis, int) else None
+    got = getattr(fnp, name)(_mx64(x), axis=axis)
+    _close_nan(got, getattr(np, name)(x, axis=axis))
+
+
+def test_nan_reductions_of_integers_are_the_plain_ones():
+    x = mx.array([[1, 2], [3, 5]], mx.int32)
+    assert fnp.nansum(x).item() == 11 and fnp.nanprod(x, axis=0).tolist() == [3, 10]
+    assert fnp.nanmean(x, axis=1).tolist() == [1.5, 4.0]
+    assert fnp.nanmax(x).item() == 5 and fnp.nanmin(x, axis=1).tolist() == [1, 3]
+    assert fnp.nancumsum(x).tolist() == [1, 3, 6, 11]
+    assert fnp.nanvar(x, axis=1).tolist() == [0.25, 1.0]
+
+
+@given(x=floats(shapes(min_dims=1, min_side=2), -3.0, 3.0), seed=st.integers(0, 2**16))
+def test_nan_entries_get_zero_gradient(x, seed):
+    rng = np.random.default_rng(seed)
+    holes = rng.random(x.shape) < 0.3
+    x = np.where(holes, np.nan, x)
+    xs = mx.array(x, dtype=mx.float64)
+    for name in ("nansum", "nanmean", "nanvar", "nanstd", "nanmax", "nanprod"):
+        g = np.array(ft.grad(lambda v, name=name: fnp.nansum(getattr(fnp, name)(v, axis=-1)))(xs))
+        assert (g[holes] == 0).all(), name
+        assert np.isfinite(g).all(), name
+    # On the other entries: the gradient of the plain reduction of what is left.
+    flat = x.ravel()
+    kept = flat[~np.isnan(flat)]
+    for name in ("nansum", "nanmean", "nanvar"):
+        g = np.array(ft.grad(getattr(fnp, name))(mx.array(flat, dtype=mx.float64)))
+        if kept.size:
+            plain = np.array(ft.grad(getattr(fnp, name[3:]))(mx.array(kept, dtype=mx.float64)))
+            _close(g[~np.isnan(flat)], plain, 1e-9, 1e-12)
+
+
+@pytest.mark.parametrize("name", ["nanmean", "nanvar", "nansum", "nanstd"])
+def test_nan_reduction_derivatives_match_finite_differences(name):
+    x = distinct(np.random.default_rng(5).standard_normal((3, 4)), 0.1)
+    hole = np.zeros(x.shape, bool)
+    hole[0, 1] = hole[2, 2] = True
+    kw = {"ddof": 1} if name in ("nanvar", "nanstd") else {}
+    nan = mx.array(np.nan, dtype=mx.float64)
+
+    # Finite differences would see NaN at the NaN entries: those are put in
+    # inside the function, and the other entries are differentiated.
+    def with_holes(v):
+        return getattr(fnp, name)(fnp.where(mx.array(hole), nan, v), axis=1, **kw)
+
+    args = (mx.array(x, dtype=mx.float64),)
+    check_jvp_fd(with_holes, args)
+    check_vjp_dot(with_holes, args)
+    check_second_order(with_holes, args)
+
+
+# ----------------------------------------------------------------------------
+# jit and vmap of the new reductions
+# ----------------------------------------------------------------------------
+
+_W = np.array([[True, False, True, True], [False, False, True, False], [True] * 4])
+NEW_REDUCTIONS = {
+    "sum_where": lambda x: fnp.sum(x, 1, where=mx.array(_W), initial=0.5),
+    "prod_where": lambda x: fnp.prod(x, 0, True, where=mx.array(_W[0])),
+    "max_where": lambda x: fnp.max(x, -1, where=mx.array(_W), initial=-1.0),
+    "min_initial": lambda x: fnp.min(x, None, initial=0.0),
+    "mean_where": lambda x: fnp.mean(x, 1, where=mx.array(_W)),
+    "var_where": lambda x: fnp.var(x, (0, 1), where=mx.array(_W), ddof=1),
+    "std_where": lambda x: fnp.std(x, 0, where=mx.array(_W)),
+    "all_where": lambda x: fnp.all(x > 0, 1, where=mx.array(_W)),
+    "trace": lambda x: fnp.trace(x, 1),
+    **{name: (lambda x, name=name: getattr(fnp, name)(fnp.where(x > 1.0, np.nan, x), axis=1))
+       for name in ("nansum", "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin",
+                    "nanargmax", "nanargmin", "nancumsum", "nancumprod")},
+}
+
+
+@pytest.mark.parametrize("name", list(NEW_REDUCTIONS))
+def test_new_reductions_jit_matches_eager_and_vmap_matches_a_loop(name):
+    from harness import compiler_off
+
+    fn = NEW_REDUCTIONS[name]
+    x = mx.array(np.random.default_rng(3).standard_normal((3, 4)) * 2, dtype=mx.float64)
+    with compiler_off():
+        _close_nan(ft.jit(fn)(x), fn(x), 0, 0)
+    check_vmap(fn, (x,))

@@ -1,6 +1,7 @@
 """Array creation and dtypes as in NumPy / jax.numpy: ``array`` /
 ``asarray``, ``zeros``, ``ones``, ``full``, ``empty`` and their ``*_like``
-forms, ``arange``, ``linspace``, ``eye``, ``identity``, ``result_type``,
+forms, ``arange``, ``linspace``, ``eye``, ``identity``, ``tri`` and the
+triangle indices, ``result_type``,
 the dtype names and the constants (``pi``, ``inf``, ``newaxis``...).
 
 Shapes, sizes and dtypes are parsed here (a dtype in any spelling,
@@ -38,7 +39,8 @@ from ftorch.primitives.creation import (
 
 __all__ = [
     "array", "asarray", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
-    "empty", "empty_like", "arange", "linspace", "eye", "identity", "result_type",
+    "empty", "empty_like", "arange", "linspace", "eye", "identity", "tri", "tril_indices",
+    "triu_indices", "tril_indices_from", "triu_indices_from", "result_type",
     "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64", "bool_", "complex64", "pi", "e", "inf", "nan",
     "newaxis",
@@ -279,6 +281,83 @@ def identity(n: int, dtype: DTypeLike | None = None) -> mx.array:
     dtype = _dtype_or(dtype, mx.float32, "identity")
     check_fits((n, n), dtype, "identity")
     return mx.eye(n, dtype=dtype)
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike | None = None) -> mx.array:
+    """The ``N x M`` matrix with ones on and below diagonal ``k`` and zeros
+    above (float32 unless ``dtype`` is given), as ``numpy.tri``.
+
+    >>> import ftorch.numpy as fnp
+    >>> fnp.tri(2, 3, k=1, dtype=int).tolist()
+    [[1, 1, 0], [1, 1, 1]]
+    """
+    n = static_size(N, "tri", "N")
+    m = n if M is None else static_size(M, "tri", "M")
+    k = static_int(k, "tri", "k")
+    dtype = _dtype_or(dtype, mx.float32, "tri")
+    check_fits((n, m), dtype, "tri")
+    return mx.tri(n, m, k, dtype=dtype)
+
+
+def _triangle_indices(lower: bool, n: Any, k: Any, m: Any, fname: str) -> tuple[mx.array, ...]:
+    n = static_size(n, fname, "n")
+    m = n if m is None else static_size(m, fname, "m")
+    k = static_int(k, fname, "k")
+    rows, cols = (np.tril_indices if lower else np.triu_indices)(n, k, m)
+    return mx.array(rows, dtype=mx.int32), mx.array(cols, dtype=mx.int32)
+
+
+def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[mx.array, mx.array]:
+    """The row and column indices (int32) of the elements on and below
+    diagonal ``k`` of an ``n x m`` matrix (``m = n`` by default), in row-major
+    order, as ``numpy.tril_indices``.
+
+    >>> import ftorch.numpy as fnp
+    >>> [i.tolist() for i in fnp.tril_indices(3, k=-1)]
+    [[1, 2, 2], [0, 0, 1]]
+    """
+    return _triangle_indices(True, n, k, m, "tril_indices")
+
+
+def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[mx.array, mx.array]:
+    """The row and column indices (int32) of the elements on and above
+    diagonal ``k`` of an ``n x m`` matrix, as ``numpy.triu_indices``.
+
+    >>> import ftorch.numpy as fnp
+    >>> [i.tolist() for i in fnp.triu_indices(3, k=1)]
+    [[0, 0, 1], [1, 2, 2]]
+    """
+    return _triangle_indices(False, n, k, m, "triu_indices")
+
+
+def _shape_2d(arr: Any, fname: str) -> tuple[int, int]:
+    shape = tuple(aval_of(arr).shape) if isinstance(arr, (mx.array, Tracer)) else tuple(
+        getattr(arr, "shape", None) or np.shape(arr))
+    if len(shape) != 2:
+        raise ValueError(f"{fname}: arr must be 2-D, got shape {shape}")
+    return shape
+
+
+def tril_indices_from(arr: Any, k: int = 0) -> tuple[mx.array, mx.array]:
+    """``tril_indices`` for the shape of the 2-D ``arr`` (only its shape is read).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> [i.tolist() for i in fnp.tril_indices_from(mx.zeros((2, 3)))]
+    [[0, 1, 1], [0, 0, 1]]
+    """
+    n, m = _shape_2d(arr, "tril_indices_from")
+    return _triangle_indices(True, n, k, m, "tril_indices_from")
+
+
+def triu_indices_from(arr: Any, k: int = 0) -> tuple[mx.array, mx.array]:
+    """``triu_indices`` for the shape of the 2-D ``arr`` (only its shape is read).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> [i.tolist() for i in fnp.triu_indices_from(mx.zeros((2, 3)), k=1)]
+    [[0, 0, 1], [1, 2, 2]]
+    """
+    n, m = _shape_2d(arr, "triu_indices_from")
+    return _triangle_indices(False, n, k, m, "triu_indices_from")
 
 
 def result_type(*args: Any) -> mx.Dtype:

@@ -1,10 +1,12 @@
 """Shape ops as in NumPy / jax.numpy: reshaping (with -1), axis
 permutations, broadcasting, joining and splitting, padding with NumPy's
-modes, tiling, repeating, flipping and rolling. Shapes and axes are parsed
+modes, tiling, repeating, flipping and rolling, grids, diagonals and
+triangles. Shapes and axes are parsed
 here (ints or sequences, negative axes, integer-like values, with errors
 that name the function and the argument), then handed to the strict
-wrappers of ``ftorch.primitives.shape``; ``flip``, ``tile``, ``repeat`` and
-the modes of ``pad`` are built on those.
+wrappers of ``ftorch.primitives.shape``; ``flip``, ``tile``, ``repeat``,
+the modes of ``pad``, the diagonals (static slices of a reshape) and the
+triangles (a ``where`` on a constant mask) are built on those.
 
 >>> import ftorch.numpy as fnp, mlx.core as mx
 >>> fnp.reshape(mx.arange(6), (3, -1)).shape
@@ -28,8 +30,9 @@ from ftorch.primitives.creation import static_int, static_shape
 
 __all__ = [
     "reshape", "ravel", "flatten", "transpose", "moveaxis", "swapaxes", "expand_dims",
-    "squeeze", "broadcast_to", "broadcast_arrays", "concatenate", "stack", "split", "pad",
-    "tile", "repeat", "flip", "roll",
+    "squeeze", "broadcast_to", "broadcast_arrays", "meshgrid", "concatenate", "stack",
+    "split", "array_split", "vsplit", "hsplit", "dsplit", "pad", "tile", "repeat", "flip",
+    "roll", "diagonal", "diag", "diagflat", "tril", "triu", "fill_diagonal",
 ]
 
 
@@ -328,6 +331,49 @@ def broadcast_arrays(*arrays: Any) -> list[Any]:
     return [lax.broadcast_to(a, shape) for a in arrays]
 
 
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
+             indexing: str = "xy") -> list[Any]:
+    """Coordinate grids from 1-D coordinate vectors, as ``numpy.meshgrid``.
+
+    With ``indexing="xy"`` (Cartesian) the first two outputs have shape
+    ``(len(xi[1]), len(xi[0]), ...)``; with ``"ij"`` (matrix) output ``i``
+    varies along axis ``i``. ``sparse=True`` keeps each output's other axes
+    at length 1 (they broadcast against each other). Arrays are immutable,
+    so ``copy`` changes nothing (jax.numpy refuses ``copy=False``; NumPy's
+    views are read-only copies here).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> gx, gy = fnp.meshgrid(mx.array([1, 2, 3]), mx.array([10, 20]))
+    >>> gx.tolist(), gy.shape
+    ([[1, 2, 3], [1, 2, 3]], (2, 3))
+    >>> [g.shape for g in fnp.meshgrid(mx.zeros(3), mx.zeros(2), sparse=True, indexing="ij")]
+    [(3, 1), (1, 2)]
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    arrays = [_creation.asarray(a) for a in xi]
+    for i, a in enumerate(arrays):
+        if a.ndim != 1:
+            raise ValueError(
+                f"meshgrid: argument {i} must be 1-D, got an array of shape {tuple(a.shape)}")
+    n = len(arrays)
+    swap = indexing == "xy" and n >= 2
+    # With "xy" the first two coordinates take each other's axes.
+    axes = list(range(n))
+    if swap:
+        axes[0], axes[1] = 1, 0
+    sizes = [0] * n
+    for a, ax in zip(arrays, axes):
+        sizes[ax] = a.shape[0]
+    out = []
+    for a, ax in zip(arrays, axes):
+        shape = [1] * n
+        shape[ax] = sizes[ax]
+        a = lax.reshape(a, tuple(shape)) if n > 1 else a
+        out.append(a if sparse else lax.broadcast_to(a, tuple(sizes)))
+    return out
+
+
 # ----------------------------------------------------------------------------
 # Joining, splitting, flipping
 # ----------------------------------------------------------------------------
@@ -398,11 +444,16 @@ def split(x: Any, indices_or_sections: int | Sequence[int], axis: int = 0) -> li
     >>> [p.tolist() for p in fnp.split(mx.arange(5), [2])]
     [[0, 1], [2, 3, 4]]
     """
+    return _split(x, indices_or_sections, axis, "split")
+
+
+def _split(x: Any, indices_or_sections: Any, axis: Any, fname: str) -> list[Any]:
+    """``split``, with errors naming ``fname``."""
     x = _creation.asarray(x)
     shape = tuple(x.shape)
     if not shape:
-        raise ValueError("split: cannot split a zero-dimensional array")
-    ax = _axis(axis, len(shape), "split")
+        raise ValueError(f"{fname}: cannot split a zero-dimensional array")
+    ax = _axis(axis, len(shape), fname)
     n = shape[ax]
     try:
         sections = operator.index(indices_or_sections)
@@ -411,15 +462,16 @@ def split(x: Any, indices_or_sections: int | Sequence[int], axis: int = 0) -> li
     if sections is not None:
         if sections <= 0:
             raise ValueError(
-                f"split: indices_or_sections must be a positive number of sections, "
+                f"{fname}: indices_or_sections must be a positive number of sections, "
                 f"got {sections}")
         if n % sections:
             raise ValueError(
-                f"split: axis {ax} of size {n} does not divide into {sections} equal sections")
+                f"{fname}: axis {ax} of size {n} does not divide into {sections} equal "
+                "sections")
         size = n // sections
         bounds = [(i * size, (i + 1) * size) for i in range(sections)]
     else:
-        idx = _int_tuple(indices_or_sections, "split", "indices_or_sections")
+        idx = _int_tuple(indices_or_sections, fname, "indices_or_sections")
         cuts = (0, *idx, n)
         bounds = [slice(a, b).indices(n)[:2] for a, b in zip(cuts[:-1], cuts[1:])]
         bounds = [(a, max(a, b)) for a, b in bounds]
@@ -429,6 +481,76 @@ def split(x: Any, indices_or_sections: int | Sequence[int], axis: int = 0) -> li
         return lax.split(x, tuple(b[0] for b in bounds[1:]), ax)
     # Decreasing indices make overlapping or out-of-order pieces.
     return [lax.static_slice(x, _along(ax, slice(a, b))) for a, b in bounds]
+
+
+def array_split(x: Any, indices_or_sections: int | Sequence[int], axis: int = 0) -> list[Any]:
+    """``split`` that also takes a number of sections that does not divide
+    the axis, as ``numpy.array_split``: with ``n`` elements and ``s`` sections,
+    the first ``n % s`` sections get one element more than the others (and
+    some are empty when ``s > n``).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> [p.tolist() for p in fnp.array_split(mx.arange(5), 3)]
+    [[0, 1], [2, 3], [4]]
+    """
+    try:
+        sections = operator.index(indices_or_sections)
+    except TypeError:
+        return _split(x, indices_or_sections, axis, "array_split")
+    x = _creation.asarray(x)
+    if not x.ndim:
+        raise ValueError("array_split: cannot split a zero-dimensional array")
+    n = x.shape[_axis(axis, x.ndim, "array_split")]
+    if sections <= 0:
+        raise ValueError(
+            f"array_split: indices_or_sections must be a positive number of sections, "
+            f"got {sections}")
+    each, extra = divmod(n, sections)
+    cuts, at = [], 0
+    for i in range(sections - 1):
+        at += each + (i < extra)
+        cuts.append(at)
+    return _split(x, cuts, axis, "array_split")
+
+
+def _split_along(fname: str, x: Any, indices_or_sections: Any, axis: int, min_ndim: int):
+    x = _creation.asarray(x)
+    if x.ndim < min_ndim:
+        raise ValueError(
+            f"{fname}: needs an array of {min_ndim} or more dimensions, got shape "
+            f"{tuple(x.shape)}")
+    return _split(x, indices_or_sections, axis, fname)
+
+
+def vsplit(x: Any, indices_or_sections: int | Sequence[int]) -> list[Any]:
+    """``split`` along axis 0 of an array of 2 or more dimensions.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> [p.shape for p in fnp.vsplit(mx.zeros((4, 3)), 2)]
+    [(2, 3), (2, 3)]
+    """
+    return _split_along("vsplit", x, indices_or_sections, 0, 2)
+
+
+def hsplit(x: Any, indices_or_sections: int | Sequence[int]) -> list[Any]:
+    """``split`` along axis 1 (axis 0 of a 1-D array).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> [p.shape for p in fnp.hsplit(mx.zeros((4, 3)), [1])]
+    [(4, 1), (4, 2)]
+    """
+    x = _creation.asarray(x)
+    return _split_along("hsplit", x, indices_or_sections, 0 if x.ndim == 1 else 1, 1)
+
+
+def dsplit(x: Any, indices_or_sections: int | Sequence[int]) -> list[Any]:
+    """``split`` along axis 2 of an array of 3 or more dimensions.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> [p.shape for p in fnp.dsplit(mx.zeros((1, 2, 4)), 2)]
+    [(1, 2, 2), (1, 2, 2)]
+    """
+    return _split_along("dsplit", x, indices_or_sections, 2, 3)
 
 
 def flip(x: Any, axis: int | Sequence[int] | None = None) -> Any:
@@ -670,3 +792,198 @@ def repeat(x: Any, repeats: int | Sequence[int], axis: int | None = None) -> Any
     if not pieces:
         return lax.static_slice(x, _along(ax, slice(0, 0)))
     return lax.concatenate(pieces, ax)
+
+
+# ----------------------------------------------------------------------------
+# Diagonals and triangles
+# ----------------------------------------------------------------------------
+#
+# A diagonal of an (n, m) matrix is a strided run of its flattened elements,
+# and a vector laid on a diagonal is the reverse: so both are static slices,
+# pads and reshapes, whose transposes are each other (no gather or scatter).
+
+
+def _matrix_axes_last(x: Any, axis1: int, axis2: int) -> Any:
+    """``x`` with ``axis1`` and ``axis2`` moved to the end, in that order."""
+    perm = [a for a in range(x.ndim) if a not in (axis1, axis2)] + [axis1, axis2]
+    return x if perm == list(range(x.ndim)) else lax.transpose(x, tuple(perm))
+
+
+def _diagonal_last(x: Any, offset: int) -> Any:
+    """Diagonal ``offset`` of the matrices over ``x``'s last two axes, as the
+    last axis of the result."""
+    *batch, n, m = x.shape
+    batch = tuple(batch)
+    size = max(0, min(n + min(offset, 0), m - max(offset, 0)))
+    r0, c0 = max(-offset, 0), max(offset, 0)
+    keep = (slice(None),) * len(batch)
+    square = lax.static_slice(x, keep + (slice(r0, r0 + size), slice(c0, c0 + size)))
+    flat = lax.reshape(square, batch + (size * size,))
+    return lax.static_slice(flat, keep + (slice(None, None, size + 1),)) if size > 1 else (
+        lax.reshape(flat, batch + (size,)))
+
+
+def _strided(v: Any, start: int, step: int, total: int) -> Any:
+    """A 1-D array of length ``total``, zero but at ``start + i * step``,
+    where it holds ``v[i]`` (the last of them must lie before ``total``)."""
+    n = v.shape[0]
+    if step > 1 and n:
+        v = lax.reshape(lax.pad(lax.reshape(v, (n, 1)), 0, ((0, 0), (0, step - 1))), (n * step,))
+    length = v.shape[0]
+    after = total - start - length
+    v = lax.pad(v, 0, ((start, max(after, 0)),)) if start or after > 0 else v
+    return lax.static_slice(v, (slice(0, total),)) if after < 0 else v
+
+
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """The diagonal ``offset`` (above the main one when positive, below when
+    negative) of the matrices over ``axis1`` and ``axis2``, as
+    ``numpy.diagonal``: those axes are removed and the diagonal becomes the
+    last axis (empty when ``offset`` is past the edge).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> x = mx.arange(12).reshape(3, 4)
+    >>> fnp.diagonal(x).tolist(), fnp.diagonal(x, 1).tolist(), fnp.diagonal(x, -1).tolist()
+    ([0, 5, 10], [1, 6, 11], [4, 9])
+    >>> fnp.diagonal(mx.zeros((2, 3, 4)), axis1=1, axis2=2).shape
+    (2, 3)
+    """
+    return _diagonal(a, offset, axis1, axis2, "diagonal")
+
+
+def _diagonal(a: Any, offset: Any, axis1: Any, axis2: Any, fname: str) -> Any:
+    """``diagonal`` (and ``trace``'s), with errors naming ``fname``."""
+    a = _creation.asarray(a)
+    if a.ndim < 2:
+        raise ValueError(
+            f"{fname}: a must have at least 2 dimensions, got shape {tuple(a.shape)}")
+    offset = _index(offset, fname, "offset")
+    ax1 = _axis(axis1, a.ndim, fname, "axis1")
+    ax2 = _axis(axis2, a.ndim, fname, "axis2")
+    if ax1 == ax2:
+        raise ValueError(
+            f"{fname}: axis1 and axis2 must be different axes, got {axis1} and {axis2} "
+            f"(both axis {ax1})")
+    return _diagonal_last(_matrix_axes_last(a, ax1, ax2), offset)
+
+
+def _diag_matrix(v: Any, k: int, fname: str) -> Any:
+    """The square matrix with the 1-D ``v`` on diagonal ``k`` and zeros elsewhere."""
+    n = v.shape[0] + abs(k)
+    check_fits((n, n), v.dtype, fname)
+    start = k if k >= 0 else -k * n
+    return lax.reshape(_strided(v, start, n + 1, n * n), (n, n))
+
+
+def diag(v: Any, k: int = 0) -> Any:
+    """For a 1-D ``v``, the square matrix with ``v`` on diagonal ``k`` (above
+    the main one when positive) and zeros elsewhere; for a 2-D ``v``, its
+    diagonal ``k``. As ``numpy.diag``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.diag(mx.array([1, 2]), k=1).tolist()
+    [[0, 1, 0], [0, 0, 2], [0, 0, 0]]
+    >>> fnp.diag(mx.array([[1, 2], [3, 4]])).tolist()
+    [1, 4]
+    """
+    v = _creation.asarray(v)
+    k = _index(k, "diag", "k")
+    if v.ndim == 1:
+        return _diag_matrix(v, k, "diag")
+    if v.ndim == 2:
+        return _diagonal_last(v, k)
+    raise ValueError(f"diag: v must be 1-D or 2-D, got an array of shape {tuple(v.shape)}")
+
+
+def diagflat(v: Any, k: int = 0) -> Any:
+    """The square matrix with the flattened ``v`` on diagonal ``k``, as
+    ``numpy.diagflat`` (always 2-D, as in jax.numpy).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.diagflat(mx.array([[1, 2]]), -1).tolist()
+    [[0, 0, 0], [1, 0, 0], [0, 2, 0]]
+    """
+    v = _creation.asarray(v)
+    return _diag_matrix(ravel(v), _index(k, "diagflat", "k"), "diagflat")
+
+
+def _triangle(m: Any, k: Any, lower: bool, fname: str) -> Any:
+    m = _creation.asarray(m)
+    if m.ndim < 2:
+        raise ValueError(
+            f"{fname}: m must have at least 2 dimensions, got shape {tuple(m.shape)}")
+    k = _index(k, fname, "k")
+    n, cols = m.shape[-2:]
+    # A constant mask: the where's VJP masks the cotangent the same way.
+    mask = mx.tri(n, cols, k, dtype=mx.bool_) if lower else mx.logical_not(
+        mx.tri(n, cols, k - 1, dtype=mx.bool_))
+    return lax.where(mask, m, mx.zeros((), m.dtype))
+
+
+def tril(m: Any, k: int = 0) -> Any:
+    """``m`` with the elements above diagonal ``k`` of its matrices (over the
+    last two axes) set to zero, as ``numpy.tril``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.tril(mx.ones((2, 3), mx.int32)).tolist()
+    [[1, 0, 0], [1, 1, 0]]
+    """
+    return _triangle(m, k, True, "tril")
+
+
+def triu(m: Any, k: int = 0) -> Any:
+    """``m`` with the elements below diagonal ``k`` of its matrices (over the
+    last two axes) set to zero, as ``numpy.triu``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.triu(mx.ones((2, 3), mx.int32), k=1).tolist()
+    [[0, 1, 1], [0, 0, 1]]
+    """
+    return _triangle(m, k, False, "triu")
+
+
+def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True) -> Any:
+    """A copy of ``a`` with its main diagonal (the elements ``a[i, i, ..., i]``)
+    set to ``val``, as ``numpy.fill_diagonal``: a scalar, or an array whose
+    flattened values are laid along the diagonal, repeated or cut to fit.
+    ``a`` is 2-D, or has all its axes of one length. Arrays are immutable,
+    so, as in jax.numpy, ``inplace=False`` must be given; ``wrap=True`` (the
+    diagonal of a tall matrix restarting below) is not supported either.
+    Differentiable in ``a`` and ``val``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.fill_diagonal(mx.zeros((2, 3), mx.int32), 7, inplace=False).tolist()
+    [[7, 0, 0], [0, 7, 0]]
+    """
+    if inplace:
+        raise NotImplementedError(
+            "fill_diagonal: arrays are immutable; pass inplace=False and use the result")
+    if wrap:
+        raise NotImplementedError("fill_diagonal: wrap=True is not supported")
+    a = _creation.asarray(a)
+    shape = tuple(a.shape)
+    if a.ndim < 2:
+        raise ValueError(f"fill_diagonal: a must be at least 2-D, got shape {shape}")
+    if a.ndim > 2 and len(set(shape)) != 1:
+        raise ValueError(
+            f"fill_diagonal: an array of more than 2 dimensions must have all its axes of "
+            f"one length, got shape {shape}")
+    n = min(shape)
+    # Element (i, ..., i) sits at i * step in the flattened array.
+    step = shape[1] + 1 if a.ndim == 2 else sum(n ** j for j in range(a.ndim))
+    mask = np.zeros(a.size, bool)
+    mask[:n * step:step] = True
+    mask = mx.array(mask.reshape(shape))
+    val = _creation.asarray(val)
+    if val.dtype != a.dtype:
+        val = lax.astype(val, a.dtype)
+    if val.ndim:
+        vals = ravel(val)
+        if not vals.shape[0]:
+            raise ValueError("fill_diagonal: val must not be empty")
+        if vals.shape[0] < n:
+            vals = tile(vals, -(-n // vals.shape[0]))
+        if vals.shape[0] > n:
+            vals = lax.static_slice(vals, (slice(0, n),))
+        val = lax.reshape(_strided(vals, 0, step, a.size), shape)
+    return lax.where(mask, val, a)
