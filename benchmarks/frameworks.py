@@ -133,7 +133,8 @@ class Torch(Framework):
         self.target = torch.device("cuda" if device == "gpu" else "cpu")
 
     def array(self, a):
-        return self.torch.from_numpy(np.ascontiguousarray(a)).to(self.target)
+        # (ascontiguousarray makes 0-d arrays 1-d: restore the shape)
+        return self.torch.from_numpy(np.ascontiguousarray(a).reshape(np.shape(a))).to(self.target)
 
     def sync(self, out):
         if self.target.type == "cuda":

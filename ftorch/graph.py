@@ -13,7 +13,8 @@ one equation per line with shapes and dtypes::
       d:f32[] = sum[axes=(0,), keepdims=False] c
       return d
 
-Passes (``dce``, ``cse``, ``fold_constants``, ``simplify``) return new
+Passes (``dce``, ``cse``, ``fold_constants``, ``share_triangular_inverses``,
+``simplify``) return new
 graphs. ``evaluate`` interprets a graph with ``bind`` (so under any
 transform); ``lower`` turns it into one straight-line MLX function for
 ``mx.compile``.
@@ -486,7 +487,54 @@ def fuse_summed_matmuls(graph: Graph) -> Graph:
     return dce(Graph(graph.in_vars, graph.const_vars, graph.consts, eqns, graph.outs))
 
 
+def share_triangular_inverses(graph: Graph) -> Graph:
+    """Triangular solves against one matrix as products with its inverse,
+    when there are several (``cse`` then computes the inverse once).
+
+    MLX's CPU ``solve_triangular`` inverts its matrix on every call (LAPACK
+    ``trtri``, then a product), so a vector solve costs as much as an
+    inversion. A Cholesky factor is solved against twice forward and four
+    times more in reverse mode; one shared inverse saves all but one of
+    those inversions."""
+    solve = registry.get("triangular_solve")
+
+    def key(eqn: Eqn) -> tuple | None:
+        if eqn.prim is not solve or not all(isinstance(a, Var) for a in eqn.inputs):
+            return None
+        return id(eqn.inputs[0]), eqn.params["lower"], eqn.params["unit_diagonal"]
+
+    counts: dict[tuple, int] = {}
+    for eqn in graph.eqns:
+        k = key(eqn)
+        if k is not None:
+            counts[k] = counts.get(k, 0) + 1
+    if all(c < 2 for c in counts.values()):
+        return graph
+    eqns = []
+    for eqn in graph.eqns:
+        k = key(eqn)
+        if k is None or counts[k] < 2:
+            eqns.append(eqn)
+            continue
+        (a, b), params = eqn.inputs, eqn.params
+        inv = Var(a.aval)
+        eqns.append(Eqn(registry["triangular_inverse"], [a],
+                        {"lower": params["lower"], "unit_diagonal": params["unit_diagonal"]},
+                        [inv]))
+        if params["transpose_a"]:
+            nd = len(a.aval.shape)
+            inv_t = Var(a.aval)
+            eqns.append(Eqn(registry["transpose"], [inv],
+                            {"axes": (*range(nd - 2), nd - 1, nd - 2)}, [inv_t]))
+            inv = inv_t
+        operands = [inv, b] if params["left_side"] else [b, inv]
+        eqns.append(Eqn(registry["matmul"], operands, {}, eqn.outs))
+    return Graph(graph.in_vars, graph.const_vars, graph.consts, eqns, graph.outs)
+
+
 def simplify(graph: Graph) -> Graph:
     """The passes jit runs before lowering: constant folding, common
-    subexpressions, dead code."""
-    return dce(cse(fold_constants(graph)))
+    subexpressions, shared triangular inverses, dead code."""
+    graph = cse(fold_constants(graph))
+    shared = share_triangular_inverses(graph)
+    return dce(cse(shared) if shared is not graph else graph)

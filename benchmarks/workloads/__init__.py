@@ -61,6 +61,7 @@ def _all() -> dict[str, Workload]:
         checkpoint_io,
         deep_mlp,
         deep_mlp_remat,
+        gp,
         hvp,
         jit_overhead,
         mlp_train,
@@ -74,7 +75,8 @@ def _all() -> dict[str, Workload]:
     )
 
     mods = (chain, mlp_train, per_example, hvp, transformer, rnn, rnn_scan, sampling,
-            deep_mlp, deep_mlp_remat, optim_update, nn_train, checkpoint_io, jit_overhead)
+            deep_mlp, deep_mlp_remat, optim_update, nn_train, gp, checkpoint_io,
+            jit_overhead)
     # A module defines WORKLOAD, or WORKLOADS for a family of rows.
     found = [w for m in mods for w in getattr(m, "WORKLOADS", None) or (m.WORKLOAD,)]
     return {w.name: w for w in found}
