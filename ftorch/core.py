@@ -641,7 +641,7 @@ _ARRAY_METHODS = (
     "cumsum", "cumprod", "logsumexp", "reshape", "transpose", "swapaxes", "moveaxis",
     "squeeze", "flatten", "ravel", "astype", "abs", "exp", "log", "log1p", "log2", "log10",
     "sqrt", "rsqrt", "square", "reciprocal", "sin", "cos", "round", "clip", "take", "split",
-    "dot", "repeat", "conj", "conjugate",
+    "dot", "repeat", "conj", "conjugate", "diagonal", "trace",
 )
 for _name in _ARRAY_METHODS:
     setattr(Tracer, _name, _method(_name))
