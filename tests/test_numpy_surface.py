@@ -296,3 +296,44 @@ def test_errors_name_the_function_and_the_argument():
 def test_offsets_and_sections_must_be_static_under_jit():
     with pytest.raises(Exception, match=r"diagonal: offset"):
         ft.jit(lambda x, k: fnp.diagonal(x, k))(mx.ones((2, 2)), mx.array(1))
+
+
+# ----------------------------------------------------------------------------
+# cross
+# ----------------------------------------------------------------------------
+
+
+@st.composite
+def cross_args(draw):
+    """(a, b, kwargs): 2- or 3-vectors along drawn axes, other dimensions broadcasting."""
+    batch = draw(shapes(min_dims=0, max_dims=2, max_side=3))
+    na, nb = draw(st.sampled_from([2, 3])), draw(st.sampled_from([2, 3]))
+    sa, sb = list(batch), list(batch[draw(st.integers(0, len(batch))):])
+    ia, ib = draw(st.integers(0, len(sa))), draw(st.integers(0, len(sb)))
+    sa.insert(ia, na)
+    sb.insert(ib, nb)
+    kwargs = dict(axisa=ia - len(sa) if draw(st.booleans()) else ia, axisb=ib)
+    if na == 3 or nb == 3:
+        kwargs["axisc"] = draw(st.integers(-len(batch) - 1, len(batch)))
+    return draw(floats(tuple(sa))), draw(floats(tuple(sb))), kwargs
+
+
+@pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors:DeprecationWarning")
+@given(cross_args())
+def test_cross_matches_numpy_and_its_derivatives_check(args):
+    a, b, kwargs = args
+    got = fnp.cross(_mx(a), _mx(b), **kwargs)
+    np.testing.assert_allclose(np.array(got), np.cross(a, b, **kwargs), rtol=1e-12, atol=1e-12)
+    ft.test_util.check_grads(lambda a, b: fnp.cross(a, b, **kwargs), (_mx(a), _mx(b)), order=1)
+
+
+def test_cross_under_vmap_and_jit_and_its_errors():
+    a, b = mx.array(np.arange(12.0).reshape(4, 3)), mx.array([1.0, -2.0, 0.5])
+    ft.test_util.check_batching(fnp.cross, (a, b), in_axes=(0, None))
+    close(ft.jit(fnp.cross)(a, b), np.cross(np.array(a), np.array(b)))
+    with pytest.raises(ValueError, match="cross: argument b must have 2 or 3 components"):
+        fnp.cross(a, mx.ones(4))
+    with pytest.raises(ValueError, match="cross: axis 2 in axisa is out of range"):
+        fnp.cross(a, b, axisa=2)
+    with pytest.raises(ValueError, match="cross: x1 must have size 3"):
+        fnp.linalg.cross(mx.ones(2), mx.ones(2))

@@ -91,7 +91,7 @@ __all__ = [
     "negative", "abs", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt",
     "rsqrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
     "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "erf", "erfinv", "floor", "ceil",
-    "round", "isnan", "isinf", "isfinite", "logical_not", "invert",
+    "round", "isnan", "isinf", "isfinite", "logical_not", "invert", "sinc",
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder",
     "mod", "power", "maximum", "minimum", "arctan2", "logaddexp", "equal", "not_equal",
     "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
@@ -223,6 +223,23 @@ def angle(z: Any, deg: bool = False) -> Any:
         z = lax.astype(z, mx.float32)
     out = arctan2(imag(z), real(z))
     return lax.multiply(out, 180.0 / math.pi) if deg else out
+
+
+def sinc(x: Any) -> Any:
+    """The normalised sinc ``sin(pi x) / (pi x)``, 1 at 0, as
+    ``jax.numpy.sinc`` (integers compute in float32); its derivatives at 0
+    are the limits, not NaN (``ftorch.lax.sinc``).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.sinc(mx.array([0.0, 1.0])).tolist()
+    [1.0, 0.0]
+    """
+    x = as_array(x, "sinc: x")
+    if aval_of(x).dtype not in (mx.float16, mx.bfloat16, mx.float32, mx.float64):
+        if is_complex(aval_of(x).dtype):
+            raise TypeError("sinc: complex input is not supported")
+        x = lax.astype(x, mx.float32)
+    return lax.sinc(x)
 
 
 def iscomplexobj(x: Any) -> bool:

@@ -22,7 +22,7 @@ from ftorch.core import Tracer, aval_of, is_floating
 from ftorch.numpy import _creation, _elementwise, _shape
 from ftorch.primitives.linalg import LETTERS, Shape, canonical_subscripts, matmul_subscripts
 
-__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum"]
+__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "cross"]
 
 _ARRAYS = (mx.array, Tracer)
 
@@ -317,6 +317,64 @@ def outer(a: Any, b: Any) -> Any:
     """
     a, b = _creation.asarray(a), _creation.asarray(b)
     return lax.einsum("a,b->ab", _flat(a), _flat(b))
+
+
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: int | None = None) -> Any:
+    """Cross products of the 2- or 3-vectors along ``axisa`` of ``a`` and
+    ``axisb`` of ``b`` (the other dimensions broadcast), as ``numpy.cross``:
+    a 2-vector has a zero third component, and two 2-vectors give the
+    scalar z-component. The result's vectors lie along ``axisc``; ``axis``,
+    when given, sets all three.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.cross(mx.array([1.0, 0.0, 0.0]), mx.array([0.0, 1.0, 0.0])).tolist()
+    [0.0, 0.0, 1.0]
+    >>> fnp.cross(mx.array([1.0, 2.0]), mx.array([3.0, 4.0])).item()
+    -2.0
+    """
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = _creation.asarray(a), _creation.asarray(b)
+    vecs = []
+    for name, x, ax in (("a", a, axisa), ("b", b, axisb)):
+        shape = aval_of(x).shape
+        ax = _axis(ax, len(shape), "cross", f"axis{name}")
+        if shape[ax] not in (2, 3):
+            raise ValueError(f"cross: argument {name} must have 2 or 3 components along axis "
+                             f"{ax}; got shape {tuple(shape)}")
+        vecs.append(_shape.moveaxis(x, ax, -1))
+    dtype = _creation.result_type(*vecs)
+    a, b = (v if aval_of(v).dtype == dtype else lax.astype(v, dtype) for v in vecs)
+    try:
+        batch = tuple(mx.broadcast_shapes(tuple(aval_of(a).shape[:-1]),
+                                          tuple(aval_of(b).shape[:-1])))
+    except ValueError:
+        raise ValueError(f"cross: the non-vector dimensions of a {aval_of(a).shape} and b "
+                         f"{aval_of(b).shape} do not broadcast") from None
+
+    def parts(x: Any) -> list[Any]:
+        n = aval_of(x).shape[-1]
+        x = lax.broadcast_to(x, (*batch, n))
+        return [lax.squeeze(lax.static_slice(x, (*(slice(None),) * len(batch),
+                                                  slice(i, i + 1))), (len(batch),))
+                for i in range(n)]
+
+    (a0, a1, *a2), (b0, b1, *b2) = parts(a), parts(b)
+    z = lax.subtract(lax.multiply(a0, b1), lax.multiply(a1, b0))
+    if not a2 and not b2:
+        return z
+    a2 = a2[0] if a2 else None
+    b2 = b2[0] if b2 else None
+
+    def times(u: Any, v: Any) -> Any:  # u * v, with None a zero component
+        return 0.0 if u is None or v is None else lax.multiply(u, v)
+
+    # (one product of each pair is nonzero: a2 or b2 exists)
+    x = _elementwise.subtract(times(a1, b2), times(a2, b1))
+    y = _elementwise.subtract(times(a2, b0), times(a0, b2))
+    out = lax.concatenate([lax.expand_dims(c, (len(batch),)) for c in (x, y, z)], len(batch))
+    return _shape.moveaxis(out, -1, _axis(axisc, len(batch) + 1, "cross", "axisc"))
 
 
 def square_matrices(x: Any, fname: str, argname: str) -> Any:

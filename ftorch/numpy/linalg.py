@@ -24,6 +24,7 @@ import mlx.core as mx
 import ftorch.primitives as lax
 from ftorch.core import aval_of, is_floating
 from ftorch.numpy._creation import asarray, result_type
+from ftorch.numpy._linalg import cross as _cross
 from ftorch.numpy._linalg import square_matrices
 from ftorch.numpy._linalg_orthogonal import *  # noqa: F403
 from ftorch.numpy._linalg_orthogonal import __all__ as _orthogonal_names
@@ -336,18 +337,7 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
         if ax - (nd - len(s)) < 0 or s[ax - (nd - len(s))] != 3:
             raise ValueError(
                 f"cross: {name} must have size 3 along axis {axis} (3-vectors); got shape {s}")
-    dtype = result_type(x1, x2)
-    x1, x2 = (lax.broadcast_to(_cast(x, dtype), shape) for x in (x1, x2))
-
-    def part(x: Any, i: int) -> Any:
-        return lax.static_slice(x, tuple(slice(i, i + 1) if d == ax else slice(None)
-                                         for d in range(nd)))
-
-    a, b = [part(x1, i) for i in range(3)], [part(x2, i) for i in range(3)]
-    return lax.concatenate([
-        lax.subtract(lax.multiply(a[1], b[2]), lax.multiply(a[2], b[1])),
-        lax.subtract(lax.multiply(a[2], b[0]), lax.multiply(a[0], b[2])),
-        lax.subtract(lax.multiply(a[0], b[1]), lax.multiply(a[1], b[0]))], ax)
+    return _cross(x1, x2, axis=ax - nd)
 
 
 def tensorinv(a: Any, ind: int = 2) -> Any:

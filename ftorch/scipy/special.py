@@ -36,6 +36,7 @@ from ftorch.core import Tracer, aval_of, is_floating
 from ftorch.custom import custom_jvp
 from ftorch.nn import functional as _nnf
 from ftorch.numpy._creation import asarray, result_type
+from ftorch.numpy._elementwise import sinc  # (numpy.sinc; also here for SciPy-style code)
 from ftorch.primitives.reduction import Axis, normalize_axes
 
 __all__ = [
@@ -570,19 +571,6 @@ def i1(x: Any) -> Any:
     """
     (x,) = _inexact("i1", x)
     return lax.multiply(lax.bessel_i1e(x), lax.exp(lax.abs(x)))
-
-
-def sinc(x: Any) -> Any:
-    """The normalised sinc ``sin(pi x) / (pi x)``, 1 at 0, as ``numpy.sinc``
-    and ``jax.numpy.sinc``; its derivatives at 0 are the limits (0, then
-    ``-pi^2/3``), not NaN.
-
-    >>> import ftorch.scipy.special as fss, mlx.core as mx
-    >>> [round(v, 6) for v in fss.sinc(mx.array([0.0, 0.5, 2.0])).tolist()]
-    [1.0, 0.63662, 0.0]
-    """
-    (x,) = _inexact("sinc", x)
-    return lax.sinc(x)
 
 
 # ----------------------------------------------------------------------------
