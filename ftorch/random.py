@@ -215,9 +215,19 @@ def _shape(shape: Any, fname: str) -> tuple[int, ...]:
     return static_shape(shape, fname)
 
 
+def _uniform64(key: Any, shape: tuple[int, ...], open_low: bool = False) -> Any:
+    """float64 uniforms in [0, 1) (or (0, 1) with ``open_low``) from 53
+    random bits each: MLX's samplers have no float64."""
+    b = bits_p.bind(key, shape=shape, dtype=mx.uint64)
+    u = lax.astype(lax.bitwise_and(b, mx.array(2 ** 53 - 1, mx.uint64)), mx.float64)
+    return lax.multiply(lax.add(u, 0.5) if open_low else u, 2.0 ** -53)
+
+
 def uniform(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.float32,
             minval: Any = 0.0, maxval: Any = 1.0) -> Any:
-    """Uniform samples in ``[minval, maxval)``, differentiable in the bounds.
+    """Uniform samples in ``[minval, maxval)``, differentiable in the bounds;
+    ``mx.random.uniform``'s numbers for the same key, and in float64 53
+    random bits of ``bits``.
 
     >>> import ftorch.random as random, mlx.core as mx
     >>> x = random.uniform(random.key(1), (1000,), minval=2.0, maxval=3.0)
@@ -226,7 +236,9 @@ def uniform(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.float32,
     """
     _check_key(key, "uniform")
     dtype = _float_dtype(dtype, "uniform")
-    u = uniform_p.bind(key, shape=_shape(shape, "uniform"), dtype=dtype)
+    shape = _shape(shape, "uniform")
+    u = (_uniform64(key, shape) if dtype == mx.float64
+         else uniform_p.bind(key, shape=shape, dtype=dtype))
     if isinstance(minval, (int, float)) and isinstance(maxval, (int, float)) and (
             minval, maxval) == (0.0, 1.0):
         return u
@@ -266,7 +278,11 @@ def gumbel(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.float32,
     (2, 3)
     """
     _check_key(key, "gumbel")
-    g = gumbel_p.bind(key, shape=_shape(shape, "gumbel"), dtype=_float_dtype(dtype, "gumbel"))
+    dtype, shape = _float_dtype(dtype, "gumbel"), _shape(shape, "gumbel")
+    if dtype == mx.float64:
+        g = lax.negative(lax.log(lax.negative(lax.log(_uniform64(key, shape, open_low=True)))))
+    else:
+        g = gumbel_p.bind(key, shape=shape, dtype=dtype)
     if scale is not None:
         g = lax.multiply(g, scale)
     if loc is not None:
@@ -343,8 +359,12 @@ def truncated_normal(key: Any, lower: float, upper: float, shape: Sequence[int] 
     """
     _check_key(key, "truncated_normal")
     shape = () if shape is None else _shape(shape, "truncated_normal")
+    dtype = _float_dtype(dtype, "truncated_normal")
+    if dtype == mx.float64:
+        raise TypeError("truncated_normal: MLX's sampler has no float64; draw in float32 and "
+                        "cast with .astype(mx.float64)")
     return truncated_normal_p.bind(key, lower=float(lower), upper=float(upper), shape=shape,
-                                   dtype=_float_dtype(dtype, "truncated_normal"))
+                                   dtype=dtype)
 
 
 def fold_in(key: Any, data: Any) -> Any:
@@ -477,50 +497,6 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
     return idx if population is None else fnp.take(population, idx, axis=axis)
 
 
-def _draw_mvn(k, cov, shape, dtype, method):
-    """``factor @ z`` for standard normal ``z`` of shape ``shape + (n,)``,
-    with ``factor @ factor.T == cov`` (``cov``'s batch axes broadcast
-    against ``shape``). MLX factorises on the CPU stream only, in float32."""
-    cov = cov.astype(mx.float32)
-    z = mx.random.normal(shape + (cov.shape[-1],), dtype, key=k)
-    if method == "svd":
-        # MLX's multivariate_normal: z @ (U sqrt(S) V^T), the symmetric root,
-        # so the same key draws the same numbers as mx.random.multivariate_normal.
-        u, s, vt = mx.linalg.svd(cov, stream=mx.cpu)
-        root = ((u * mx.expand_dims(mx.sqrt(s), -2)) @ vt).astype(dtype)
-        return mx.squeeze(mx.expand_dims(z, -2) @ root, -2)
-    if method == "eigh":
-        # JAX's factor V sqrt(W); eigenvalues that round-off makes negative
-        # (a singular covariance) count as zero rather than giving NaN.
-        w, v = mx.linalg.eigh(cov, stream=mx.cpu)
-        factor = v * mx.expand_dims(mx.sqrt(mx.maximum(w, 0.0)), -2)
-    else:
-        factor = mx.linalg.cholesky(cov, stream=mx.cpu)
-    return (factor.astype(dtype) @ z[..., None])[..., 0]
-
-
-multivariate_normal_p = _sampler("multivariate_normal", _draw_mvn)
-
-
-@multivariate_normal_p.def_jvp
-def _mvn_jvp(primals, tangents, **params):
-    if tangents[1] is not None:
-        raise NotImplementedError(_MVN_NO_COV_DERIVATIVE)
-    return multivariate_normal_p.bind(*primals, **params), None
-
-
-@multivariate_normal_p.def_vjp
-def _mvn_vjp(ct, out, key, cov, *, needed, **params):
-    if needed[1]:
-        raise NotImplementedError(_MVN_NO_COV_DERIVATIVE)
-    return None, None
-
-
-_MVN_NO_COV_DERIVATIVE = (
-    "multivariate_normal: the derivative with respect to cov needs the derivative rules of "
-    "eigh or the SVD, which ftorch does not have yet; use method='cholesky' (the default), "
-    "which is differentiable in cov")
-
 _MVN_METHODS = ("cholesky", "eigh", "svd")
 
 
@@ -528,13 +504,13 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | No
                         dtype: DTypeLike = mx.float32, method: str = "cholesky") -> Any:
     """Samples of a multivariate normal: ``mean + factor @ z`` with
     ``factor @ factor.T == cov``: the Cholesky factor (``method="cholesky"``),
-    ``V sqrt(W)`` from ``eigh`` or the symmetric root ``U sqrt(S) V^T`` from
-    the SVD (``"svd"``: the numbers of ``mx.random.multivariate_normal`` for
-    the same key). MLX factorises on its CPU stream. ``shape`` defaults to
-    the broadcast of ``mean.shape[:-1]`` and ``cov.shape[:-2]``.
-    Differentiable in ``mean``, and in ``cov`` with ``method="cholesky"``
-    (through the Cholesky factorisation's rules; with ``"eigh"`` or
-    ``"svd"`` the derivative with respect to ``cov`` raises).
+    ``V sqrt(W)`` from ``eigh`` (eigenvalues that round-off makes negative
+    count as 0) or the symmetric root ``U sqrt(S) V^T`` from the SVD
+    (``"svd"``: the numbers of ``mx.random.multivariate_normal`` for the same
+    key). The factor is computed once, in ``cov``'s precision (float64 stays
+    float64, others compute in float32), and the samples are differentiable
+    in ``mean`` and, with every method, in ``cov``. ``shape`` defaults to the
+    broadcast of ``mean.shape[:-1]`` and ``cov.shape[:-2]``.
 
     >>> import ftorch.random as random, mlx.core as mx
     >>> random.multivariate_normal(random.key(0), mx.zeros(3), mx.eye(3), (5,)).shape
@@ -567,14 +543,18 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | No
             raise ValueError(f"multivariate_normal: shape {shape} must be a broadcast of the "
                              f"batch shapes of mean {batch[0]} and cov {batch[1]}, as in JAX")
         full = shape
-    if method == "cholesky":
-        # normal's z and the cholesky primitive (the numbers the sampler would
-        # draw): differentiable in cov through the factorisation's rules.
-        n = c.shape[-1]
-        factor = lax.cholesky(fnp.astype(cov, mx.float32))
-        z = normal(key, full + (n,), dtype)
-        draw = fnp.matmul(fnp.astype(factor, dtype), fnp.expand_dims(z, -1))[..., 0]
-        return fnp.add(draw, mean)
-    # The factor is computed once per covariance, not once per sample.
-    return fnp.add(multivariate_normal_p.bind(key, cov, shape=full, dtype=dtype, method=method),
-                   mean)
+    n = c.shape[-1]
+    cov = fnp.astype(cov, mx.float64 if c.dtype == mx.float64 else mx.float32)
+    z = normal(key, full + (n,), dtype)
+    if method == "svd":
+        # z @ (U sqrt(S) V^T), as mx.random.multivariate_normal draws it.
+        u, s, vt = fnp.linalg.svd(cov, full_matrices=False)
+        root = fnp.astype(fnp.matmul(u * fnp.expand_dims(fnp.sqrt(s), -2), vt), dtype)
+        return fnp.add(fnp.matmul(fnp.expand_dims(z, -2), root)[..., 0, :], mean)
+    if method == "eigh":
+        w, v = fnp.linalg.eigh(cov)
+        factor = v * fnp.expand_dims(fnp.sqrt(fnp.maximum(w, 0.0)), -2)
+    else:
+        factor = fnp.linalg.cholesky(cov)
+    draw = fnp.matmul(fnp.astype(factor, dtype), fnp.expand_dims(z, -1))[..., 0]
+    return fnp.add(draw, mean)

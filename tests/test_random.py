@@ -359,7 +359,7 @@ def test_multivariate_normal():
     g = ft.vmap(ft.grad(lambda m: fnp.sum(random.multivariate_normal(KEY, m, COV))))(means[:, 0])
     same(g, mx.ones((4, 3)))
     # In cov: through the Cholesky factor (the default method), against a
-    # central difference along a symmetric direction; eigh and svd refuse.
+    # central difference along a symmetric direction (the other methods: below).
     def draw(c):
         return random.multivariate_normal(KEY, MEAN, c, (6,))
 
@@ -373,10 +373,6 @@ def test_multivariate_normal():
     fd_dir = ((fnp.sum(draw(COV + eps * direction) ** 2) - fnp.sum(draw(COV - eps * direction)
                                                                     ** 2)) / (2 * eps)).item()
     assert eps_dir == pytest.approx(fd_dir, rel=2e-2, abs=1e-3)
-    for method in ("eigh", "svd"):
-        with pytest.raises(NotImplementedError, match="respect to cov"):
-            ft.grad(lambda c: fnp.sum(random.multivariate_normal(KEY, MEAN, c,
-                                                                 method=method)))(COV)
     with pytest.raises(ValueError, match=r"mean must be \(..., n\) and cov \(..., n, n\)"):
         random.multivariate_normal(KEY, mx.zeros(3), mx.eye(2))
     with pytest.raises(ValueError, match=r"shape \(7,\) must be a broadcast of the batch"):
@@ -401,3 +397,33 @@ def test_low_precision_samplers_keep_their_dtype_with_python_bounds(dtype):
     want = mx.random.uniform(0.5, 2.0, (4,), dtype, key=k)
     np.testing.assert_allclose(np.array(draws[0].astype(mx.float32)),
                                np.array(want.astype(mx.float32)), rtol=1e-2)
+
+
+def test_multivariate_normal_keeps_float64_and_differentiates_cov_with_every_method():
+    x = np.linspace(0.0, 4.0, 40)
+    k = np.exp(-0.5 * (x[:, None] - x[None, :]) ** 2 / 0.8 ** 2) + 1e-8 * np.eye(40)
+    cov = mx.array(k, dtype=mx.float64)
+    draw = random.multivariate_normal(random.key(0), mx.zeros(40, mx.float64), cov,
+                                      dtype=mx.float64)
+    assert draw.dtype == mx.float64 and bool(mx.all(mx.isfinite(draw)))
+    m = mx.array([[1.0, 0.2, 0.0], [0.3, 1.5, 0.1], [0.0, -0.4, 0.8]], dtype=mx.float64)
+    for method in ("cholesky", "eigh", "svd"):
+        ft.test_util.check_grads(
+            lambda m, method=method: random.multivariate_normal(
+                random.key(1), mx.zeros(3, mx.float64), m @ m.T, (4,), dtype=mx.float64,
+                method=method), (m,), order=1)
+
+
+def test_float64_samplers():
+    u = np.array(random.uniform(KEY, (20000,), dtype=mx.float64))
+    assert u.dtype == np.float64 and u.min() >= 0.0 and u.max() < 1.0
+    assert len(np.unique(u)) == u.size and abs(u.mean() - 0.5) < 0.01
+    g = np.array(random.gumbel(KEY, (20000,), dtype=mx.float64))
+    assert np.all(np.isfinite(g)) and abs(g.mean() - np.euler_gamma) < 0.05
+    e = random.exponential(KEY, (3,), dtype=mx.float64)
+    assert e.dtype == mx.float64
+    keys = random.split(KEY, 3)
+    same(ft.vmap(lambda k: random.uniform(k, (2,), dtype=mx.float64))(keys),
+         mx.stack([random.uniform(k, (2,), dtype=mx.float64) for k in keys]))
+    with pytest.raises(TypeError, match="truncated_normal: MLX's sampler has no float64"):
+        random.truncated_normal(KEY, -1.0, 1.0, (2,), dtype=mx.float64)
