@@ -11,8 +11,8 @@ rules and functions you write.
 
 Run them in float64 (on the CPU): finite differences in float32 only agree to
 a few digits, and the default tolerances follow the arguments' dtype. (MLX's
-CPU ``exp``, ``sin``, ``cos`` and ``erf`` are only float32-accurate in
-float64: with them, pass ``eps=1e-3`` or so.)
+CPU ``sin``, ``cos`` and ``erf`` are only float32-accurate in float64: with
+them, pass ``eps=1e-3`` or so.)
 Arguments may be pytrees; their floating leaves (and complex ones) are
 differentiated along random directions, the other leaves (integer indices,
 masks) are passed as they are. Each check raises ``AssertionError`` saying

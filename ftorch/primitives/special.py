@@ -60,6 +60,7 @@ import mlx.core as mx
 import ftorch.primitives as lax
 from ftorch.core import Primitive
 from ftorch.primitives._rules import derivative, vectorized
+from ftorch.primitives.elementwise import accurate_exp as _exp
 
 __all__ = ["lgamma", "digamma", "polygamma", "bessel_i0e", "bessel_i1e", "erfc", "log_ndtr",
            "ndtri", "sinc"]
@@ -105,15 +106,6 @@ def _in_float32(impl: Callable) -> Callable:
 
     run.__name__ = run.__qualname__ = impl.__name__
     return run
-
-
-def _exp(x: mx.array) -> mx.array:
-    """``exp``, accurate in float64 too (MLX's float64 ``exp`` is not)."""
-    if x.dtype != mx.float64:
-        return mx.exp(x)
-    c, s = mx.cosh(x), mx.sinh(x)
-    # For x < 0, c - s is the sum cosh|x| + sinh|x| (no cancellation).
-    return mx.where(x >= 0, c + s, 1.0 / (c - s))
 
 
 def _exp_neg_square(a: mx.array) -> mx.array:
