@@ -130,11 +130,14 @@ def check_jvp(f: Callable, args: Sequence, *, eps: float | None = None,
 
 
 def check_vjp(f: Callable, args: Sequence, *, rtol: float | None = None,
-              atol: float | None = None, seed: int = 1) -> None:
-    """Check that ``ft.vjp(f)`` is the transpose of ``ft.jvp(f)``:
+              atol: float | None = None, seed: int = 1, reference: str = "jvp",
+              eps: float | None = None) -> None:
+    """Check that ``ft.vjp(f)`` is the transpose of ``f``'s derivative:
     ``<ct, J t> == <J^T ct, t>`` for random ``t`` and ``ct`` (with
     ``<x, y> = Re sum(x * y)``), and that each cotangent has its primal's
-    shape and dtype.
+    shape and dtype. ``J t`` comes from ``ft.jvp`` (``reference="jvp"``, exact)
+    or from central finite differences with step ``eps`` (``"fd"``: for
+    functions without forward mode, such as ``custom_vjp`` ones).
 
     >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
     >>> ft.test_util.check_vjp(fnp.tanh, (mx.array([0.3, -1.0], dtype=mx.float64),))
@@ -142,10 +145,18 @@ def check_vjp(f: Callable, args: Sequence, *, rtol: float | None = None,
     g, primals = _closed(f, args)
     if not primals:
         return
-    _, rtol, atol = _defaults(primals, None, rtol, atol)
+    if reference not in ("jvp", "fd"):
+        raise ValueError(f"check_vjp: reference must be 'jvp' or 'fd'; got {reference!r}")
+    eps, rtol, atol = _defaults(primals, eps, rtol, atol)
     rng = np.random.default_rng(seed)
     tangents = _random_like(rng, primals)
-    out, t_out = jvp(g, tuple(primals), tuple(tangents))
+    if reference == "jvp":
+        out, t_out = jvp(g, tuple(primals), tuple(tangents))
+    else:
+        out = g(*primals)
+        plus = g(*[p + eps * t for p, t in zip(primals, tangents)])
+        minus = g(*[p - eps * t for p, t in zip(primals, tangents)])
+        t_out = tree.map(lambda a, b: (a - b) / (2 * eps), plus, minus)
     _, pullback = vjp(g, *primals)
     out_leaves, treedef = tree.flatten(out)
     cts = [_random_like(rng, [o])[0] if _is_diff(o) else mx.zeros(o.shape, o.dtype)
@@ -184,7 +195,9 @@ def check_grads(f: Callable, args: Sequence, order: int = 2,
     if "fwd" in modes:
         check_jvp(g, primals, eps=eps, rtol=rtol, atol=atol, seed=seed)
     if "rev" in modes:
-        check_vjp(g, primals, rtol=rtol, atol=atol, seed=seed + 1)
+        # Without forward mode (a custom_vjp function), J t by finite differences.
+        check_vjp(g, primals, rtol=rtol, atol=atol, seed=seed + 1, eps=eps,
+                  reference="jvp" if "fwd" in modes else "fd")
     if order == 1:
         return
     rng = np.random.default_rng(seed + 2)

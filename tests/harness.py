@@ -6,7 +6,8 @@ and a hypothesis strategy drawing that function's arguments as NumPy arrays
 through every check below; ``tests/test_registry.py`` fails when a primitive
 has no case.
 
-The checks:
+The checks (the first two and the batching check are ``ft.test_util``'s, the
+public rule checker, at the tolerances a case sets):
 - ``check_jvp_fd``: ``ft.jvp`` against central finite differences in float64.
 - ``check_vjp_dot``: ``<ct, J t> == <J^T ct, t>`` between ``ft.vjp`` and ``ft.jvp``.
 - ``check_against_mlx``: ``ft.jvp``/``ft.vjp`` against ``mx.jvp``/``mx.vjp``.
@@ -165,16 +166,8 @@ def _leaves(x: Any) -> list:
     return ft.tree.leaves(x)
 
 
-def _diff_out(x: Any) -> list:
-    return [o for o in _leaves(x) if _is_diff(o)]
-
-
 def _random_like(rng: np.random.Generator, xs: list) -> list:
     return [mx.array(rng.standard_normal(tuple(x.shape)), dtype=x.dtype) for x in xs]
-
-
-def _vdot(xs: list, ys: list) -> float:
-    return float(sum(np.vdot(_np(x).ravel(), _np(y).ravel()) for x, y in zip(xs, ys)))
 
 
 def close(actual, expected, rtol=1e-5, atol=1e-6):
@@ -197,56 +190,26 @@ def assert_close(actual, expected, rtol, atol, what):
 # ----------------------------------------------------------------------------
 
 
-def _jvp_along_random(fn: Callable, args: tuple, seed: int):
-    """``fn`` closed over its non-floating arguments, its floating arguments,
-    random tangents for them, and ``ft.jvp`` along those tangents."""
+def _primal_matches(fn: Callable, args: tuple) -> None:
+    """The transforms' primal output is the function's own."""
     f, _, primals = _split(fn, args)
-    rng = np.random.default_rng(seed)
-    if not primals:
-        return f, primals, None, None, None, rng
-    tangents = _random_like(rng, primals)
-    out, t_out = ft.jvp(f, tuple(primals), tuple(tangents))
-    return f, primals, tangents, out, t_out, rng
+    if primals:
+        assert_close(ft.jvp(f, tuple(primals), tuple(map(mx.zeros_like, primals)))[0],
+                     fn(*args), 1e-12, 1e-12, "jvp primal output")
+        assert_close(ft.vjp(f, *primals)[0], fn(*args), 1e-12, 1e-12, "vjp primal output")
 
 
 def check_jvp_fd(fn: Callable, args: tuple, *, rtol=1e-5, atol=1e-6, eps=1e-6, seed=0):
-    """``ft.jvp`` agrees with central finite differences (float64 arguments)."""
-    f, primals, tangents, out, t_out, _ = _jvp_along_random(fn, args, seed)
-    if not primals:
-        return
-    plus = f(*[p + eps * t for p, t in zip(primals, tangents)])
-    minus = f(*[p - eps * t for p, t in zip(primals, tangents)])
-    fd = [(_np(a) - _np(b)) / (2 * eps) for a, b in zip(_diff_out(plus), _diff_out(minus))]
-    got = [_np(t) for t, o in zip(_leaves(t_out), _leaves(out)) if _is_diff(o)]
-    assert len(fd) == len(got)
-    scale = max([1.0] + [float(np.max(np.abs(_np(o)))) for o in _diff_out(out) if o.size])
-    for g, d in zip(got, fd):
-        np.testing.assert_allclose(g, d, rtol=rtol * 10, atol=atol * 10 * scale,
-                                   err_msg="jvp vs finite differences")
-    assert_close(out, fn(*args), 1e-12, 1e-12, "jvp primal output")
+    """``ft.jvp`` agrees with central finite differences (float64 arguments):
+    ``ft.test_util.check_jvp`` at ten times a case's tolerances."""
+    ft.test_util.check_jvp(fn, args, eps=eps, rtol=rtol * 10, atol=atol * 10, seed=seed)
 
 
 def check_vjp_dot(fn: Callable, args: tuple, *, rtol=1e-5, atol=1e-6, seed=1):
-    """``<ct, J t> == <J^T ct, t>``: the VJP is the transpose of the JVP."""
-    f, primals, tangents, out, t_out, rng = _jvp_along_random(fn, args, seed)
-    if not primals:
-        return
-    out2, pullback = ft.vjp(f, *primals)
-    assert_close(out2, out, 1e-12, 1e-12, "vjp primal output")
-    out_leaves, treedef = ft.tree.flatten(out)
-    cts = [mx.array(rng.standard_normal(tuple(o.shape)), dtype=o.dtype) if _is_diff(o)
-           else mx.zeros(o.shape, o.dtype) for o in out_leaves]
-    ct_in = pullback(ft.tree.unflatten(treedef, cts))
-    assert len(ct_in) == len(primals)
-    for c, p in zip(ct_in, primals):
-        assert tuple(c.shape) == tuple(p.shape) and c.dtype == p.dtype, (
-            f"cotangent {c.shape}/{c.dtype} for primal {p.shape}/{p.dtype}")
-    diff_cts = [c for c, o in zip(cts, out_leaves) if _is_diff(o)]
-    diff_t = [t for t, o in zip(_leaves(t_out), out_leaves) if _is_diff(o)]
-    lhs = _vdot(diff_cts, diff_t)
-    rhs = _vdot(list(ct_in), tangents)
-    np.testing.assert_allclose(lhs, rhs, rtol=rtol * 10, atol=atol * 10 * (1 + abs(lhs)),
-                               err_msg="<ct, J t> vs <J^T ct, t>")
+    """``<ct, J t> == <J^T ct, t>``: the VJP is the transpose of the JVP
+    (``ft.test_util.check_vjp``), and the primal outputs are ``fn``'s."""
+    _primal_matches(fn, args)
+    ft.test_util.check_vjp(fn, args, rtol=rtol * 10, atol=atol * 10, seed=seed)
 
 
 def check_against_mlx(fn: Callable, mlx_fn: Callable, args: tuple, *, rtol=1e-4, atol=1e-5,
@@ -310,13 +273,12 @@ def check_second_order(fn: Callable, args: tuple, *, rtol=1e-5, atol=1e-6, eps=1
 
 
 def check_vmap(fn: Callable, args: tuple, *, size: int = 3, seed=4, rtol=1e-10, atol=1e-12):
-    """``vmap(fn)`` equals stacking ``fn`` over a Python loop.
+    """``vmap(fn)`` equals stacking ``fn`` over a Python loop
+    (``ft.test_util.check_batching``).
 
     Each floating argument gets a batch axis at a random position (or stays
     unbatched); other arguments (indices, encoded parameters) stay unbatched.
     Outputs are compared with their batch axis at a random position too."""
-    from ftorch.transforms.vmap import vmap
-
     # Non-array arguments (e.g. einsum subscripts) are closed over.
     arrays = [i for i, a in enumerate(args) if isinstance(a, mx.array)]
     if len(arrays) < len(args):
@@ -341,15 +303,9 @@ def check_vmap(fn: Callable, args: tuple, *, size: int = 3, seed=4, rtol=1e-10, 
             in_axes.append(None)
     if all(ax is None for ax in in_axes):
         return
-    per_example = [fn(*[b if ax is None else b[(slice(None),) * ax + (i,)]
-                        for b, ax in zip(batched, in_axes)]) for i in range(size)]
-    leaves0, treedef = ft.tree.flatten(per_example[0])
-    out_axes_leaves = [int(rng.integers(0, o.ndim + 1)) for o in leaves0]
-    out_axes = ft.tree.unflatten(treedef, out_axes_leaves)
-    got = vmap(fn, in_axes=tuple(in_axes), out_axes=out_axes)(*batched)
-    for k, (g, ax) in enumerate(zip(ft.tree.leaves(got), out_axes_leaves)):
-        expected = np.stack([_np(ft.tree.leaves(p)[k]) for p in per_example], axis=ax)
-        actual = _np(g)
-        assert actual.shape == expected.shape, (actual.shape, expected.shape)
-        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol,
-                                   err_msg="vmap vs loop")
+    first = fn(*[b if ax is None else b[(slice(None),) * ax + (0,)]
+                 for b, ax in zip(batched, in_axes)])
+    leaves0, treedef = ft.tree.flatten(first)
+    out_axes = ft.tree.unflatten(treedef, [int(rng.integers(0, o.ndim + 1)) for o in leaves0])
+    ft.test_util.check_batching(fn, tuple(batched), tuple(in_axes), out_axes, rtol=rtol,
+                                atol=atol)

@@ -111,3 +111,20 @@ def test_bad_arguments(kwargs, match):
 def test_check_batching_names_mismatched_sizes():
     with pytest.raises(ValueError, match="batch size"):
         ft.test_util.check_batching(fnp.add, (mx.ones(3), mx.ones(4)))
+
+
+def test_reverse_mode_alone_checks_custom_vjp_functions():
+    @ft.custom_vjp
+    def f(x):
+        return fnp.tanh(x)
+
+    f.defvjp(lambda x: (fnp.tanh(x), fnp.tanh(x)), lambda y, ct: (ct * (1 - y ** 2),))
+    ft.test_util.check_grads(f, (X,), order=2, modes=("rev",))
+
+    @ft.custom_vjp
+    def wrong(x):
+        return fnp.tanh(x)
+
+    wrong.defvjp(lambda x: (fnp.tanh(x), fnp.tanh(x)), lambda y, ct: (ct * (1 - y ** 2) * 0.9,))
+    with pytest.raises(AssertionError, match="J t"):
+        ft.test_util.check_grads(wrong, (X,), order=1, modes=("rev",))
