@@ -100,7 +100,8 @@ class Primitive:
       for primitives whose VJP needs more than their inputs (``jit``'s
       intermediate values): reverse mode then runs it instead of ``impl`` and
       calls ``vjp(ct, out, *residuals, **vjp_params)``.
-    - ``batch(args, dims, **params) -> (out, out_dim)``: vmap's rule.
+    - ``batch(vals, dims, axis_size, **params) -> (out, out_dim)``: vmap's rule
+      (``dims[i]`` is the batch axis of ``vals[i]``, or ``None``).
     - ``abstract_eval(*avals, **params)``: the shape/dtype rule. By default it
       runs ``impl`` on lazy MLX placeholders, which computes nothing (MLX is
       lazy) and agrees with MLX's own shape inference by construction.
