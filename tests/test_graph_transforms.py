@@ -161,3 +161,33 @@ def test_a_graph_with_a_while_loop_runs_as_compiled_segments():
     close(jf(x), f(x))
     close(jf(x + 1.0), f(x + 1.0))
     assert jf.trace_count == 1
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+def test_solves_against_one_matrix_share_its_inverse(transpose):
+    import ftorch.primitives as lax
+    import ftorch.scipy.linalg as fsl
+    from ftorch.graph import share_triangular_inverses, simplify
+
+    rng = np.random.default_rng(0)
+    m = rng.standard_normal((5, 5))
+    a = mx.array(m @ m.T + 5 * np.eye(5), dtype=mx.float64)
+    y = mx.array(rng.standard_normal(5), dtype=mx.float64)
+
+    def nll(a, y):
+        chol = fnp.linalg.cholesky(a)
+        alpha = fsl.cho_solve((chol, True), y)
+        extra = lax.triangular_solve(chol, a, left_side=not transpose, lower=True,
+                                     transpose_a=transpose)
+        return 0.5 * fnp.sum(y * alpha) + fnp.sum(fnp.log(fnp.diagonal(chol))) + fnp.sum(extra)
+
+    f = ft.value_and_grad(nll)
+    graph = simplify(ft.make_graph(f)(a, y))
+    names = [e.prim.name for e in graph.eqns]
+    assert names.count("triangular_inverse") == 1 and "triangular_solve" not in names
+    typecheck(graph)
+    for got, expected in zip(ft.tree.leaves(evaluate(graph, [a, y])), ft.tree.leaves(f(a, y))):
+        close(got, expected)
+    # A single solve is left to MLX's own.
+    single = ft.make_graph(lambda a, b: lax.triangular_solve(a, b, lower=True))(a, a)
+    assert share_triangular_inverses(single) is single
