@@ -98,6 +98,17 @@ def distinct(a: np.ndarray, gap: float = 0.05) -> np.ndarray:
     return (flat + gap * ranks).reshape(a.shape)
 
 
+def np_fd_grad(f: Callable, a: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central finite differences of a scalar NumPy function ``f`` at ``a``,
+    entry by entry: a reference gradient computed without ftorch."""
+    g = np.zeros_like(a)
+    for idx in np.ndindex(a.shape):
+        d = np.zeros_like(a)
+        d[idx] = eps
+        g[idx] = (f(a + d) - f(a - d)) / (2 * eps)
+    return g
+
+
 @st.composite
 def broadcastable(draw, n: int = 2, lo: float = -3.0, hi: float = 3.0, max_dims: int = 3):
     """``n`` float64 arrays whose shapes broadcast together."""

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.linalg as sl
 from child import run_child
+from harness import np_fd_grad
 
 import ftorch as ft
 import ftorch.numpy as fnp
@@ -274,19 +275,10 @@ def test_singular_matrices_give_nan_not_errors():
 # ----------------------------------------------------------------------------
 
 
-def _fd_grad(f, a, eps=1e-6):
-    g = np.zeros_like(a)
-    for idx in np.ndindex(a.shape):
-        d = np.zeros_like(a)
-        d[idx] = eps
-        g[idx] = (f(a + d) - f(a - d)) / (2 * eps)
-    return g
-
-
 def test_slogdet_gradient_matches_finite_differences():
     a = _general(4, 4)
     g = ft.grad(lambda x: fnp.linalg.slogdet(x).logabsdet)(_mx(a))
-    np.testing.assert_allclose(np.array(g), _fd_grad(lambda x: np.linalg.slogdet(x)[1], a),
+    np.testing.assert_allclose(np.array(g), np_fd_grad(lambda x: np.linalg.slogdet(x)[1], a),
                                rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(np.array(g), np.linalg.inv(a).T, rtol=1e-10)
 
@@ -298,16 +290,16 @@ def test_solve_gradients_match_finite_differences():
         return fnp.sum(fnp.linalg.solve(a_, b_) * _mx(w))
 
     ga, gb = ft.grad(loss, argnums=(0, 1))(_mx(a), _mx(b))
-    np.testing.assert_allclose(np.array(ga), _fd_grad(lambda x: (np.linalg.solve(x, b) * w).sum(),
+    np.testing.assert_allclose(np.array(ga), np_fd_grad(lambda x: (np.linalg.solve(x, b) * w).sum(),
                                                       a), rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(np.array(gb), _fd_grad(lambda x: (np.linalg.solve(a, x) * w).sum(),
+    np.testing.assert_allclose(np.array(gb), np_fd_grad(lambda x: (np.linalg.solve(a, x) * w).sum(),
                                                       b), rtol=1e-6, atol=1e-8)
 
 
 def test_solve_gradient_with_broadcast_batch_and_vector_b():
     a, b = _general(2, 3, 3), RNG.normal(size=3)
     gb = ft.grad(lambda b_: fnp.sum(fnp.linalg.solve(_mx(a), b_)))(_mx(b))
-    ref = _fd_grad(lambda x: np.linalg.solve(a, x[None, :, None]).sum(), b)
+    ref = np_fd_grad(lambda x: np.linalg.solve(a, x[None, :, None]).sum(), b)
     np.testing.assert_allclose(np.array(gb), ref, rtol=1e-6, atol=1e-8)
 
 
@@ -359,11 +351,11 @@ def test_matrix_power_and_multi_dot_gradients():
     a = _general(3, 3)
     g = ft.grad(lambda x: fnp.sum(fnp.linalg.matrix_power(x, -2)))(_mx(a))
     np.testing.assert_allclose(
-        np.array(g), _fd_grad(lambda x: np.linalg.matrix_power(x, -2).sum(), a), rtol=1e-6,
+        np.array(g), np_fd_grad(lambda x: np.linalg.matrix_power(x, -2).sum(), a), rtol=1e-6,
         atol=1e-8)
     b = RNG.normal(size=(3, 4))
     g = ft.grad(lambda x: fnp.linalg.multi_dot([x, _mx(b), _mx(b.T)]).sum())(_mx(a))
-    np.testing.assert_allclose(np.array(g), _fd_grad(lambda x: (x @ b @ b.T).sum(), a),
+    np.testing.assert_allclose(np.array(g), np_fd_grad(lambda x: (x @ b @ b.T).sum(), a),
                                rtol=1e-6, atol=1e-8)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from cases_orthogonal import conditioned
 from child import run_child
-from harness import check_jvp_fd, check_vjp_dot, floats, shapes
+from harness import check_jvp_fd, check_vjp_dot, floats, np_fd_grad, shapes
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -33,16 +33,6 @@ def _np(x):
 def _matrices(min_dims=2):
     return shapes(min_dims=min_dims, max_dims=4, max_side=4).flatmap(
         lambda s: floats(s, -2.0, 2.0))
-
-
-def _fd_grad(f, a, eps=1e-6):
-    """Central finite differences of scalar ``f`` (NumPy) at ``a``, entry by entry."""
-    g = np.zeros_like(a)
-    for idx in np.ndindex(a.shape):
-        d = np.zeros_like(a)
-        d[idx] = eps
-        g[idx] = (f(a + d) - f(a - d)) / (2 * eps)
-    return g
 
 
 def _sym(a):
@@ -291,7 +281,7 @@ def test_projector_gradient_is_exact_at_degeneracy():
         return fnp.sum(_mx(b) * (v @ v.T))
 
     g = np.array(ft.grad(loss)(_mx(a)))
-    np.testing.assert_allclose(g, _fd_grad(_np_projector_loss(b), a), atol=1e-7)
+    np.testing.assert_allclose(g, np_fd_grad(_np_projector_loss(b), a), atol=1e-7)
 
 
 def _cube_loss(b):
