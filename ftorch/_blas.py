@@ -496,6 +496,12 @@ def set_threads(n: int) -> int | None:
     does nothing. MKL runs at most as many threads as it sees cores. Only
     the count changes: how long idle threads spin (``KMP_BLOCKTIME``) is
     fixed once the library's thread pool has started.
+
+    >>> import ftorch as ft
+    >>> before = ft._blas.threads()
+    >>> ft.set_blas_threads(1) in (1, None)
+    True
+    >>> _ = ft.set_blas_threads(before) if before else None
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"set_threads takes a positive int, got {n!r}")

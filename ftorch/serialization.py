@@ -315,12 +315,12 @@ def load(path: str | os.PathLike, like: Any = None) -> Any:
     Args:
         path: the file.
         like: a tree of the expected structure (arrays or
-          ``ft.ShapeDtypeStruct`` leaves), or None. Given, the file must
-          match it in structure, shapes and dtypes (a ``ValueError`` lists
-          every mismatch), and the result has ``like``'s structure (its
-          node types: any pytree). A plain safetensors file (from
-          ``mx.save_safetensors`` or ``mlx.nn.Module.save_weights``) loads
-          into ``like`` by the dotted names of its leaves.
+            ``ft.ShapeDtypeStruct`` leaves), or None. Given, the file must
+            match it in structure, shapes and dtypes (a ``ValueError`` lists
+            every mismatch), and the result has ``like``'s structure (its
+            node types: any pytree). A plain safetensors file (from
+            ``mx.save_safetensors`` or ``mlx.nn.Module.save_weights``) loads
+            into ``like`` by the dotted names of its leaves.
 
     Returns:
         the tree; without ``like``, a plain safetensors file gives a dict
