@@ -9,6 +9,11 @@ Everything is a pure function of explicit pytrees: the model
 Run: python examples/train_digits.py [--epochs N] [--batch-size B] [--seed S]
      [--lr LR] [--out-dir DIR]   (about 10 s on 2 CPU cores; exits 1
      below --min-accuracy)
+
+Data-parallel on N processes (``ftorch.distributed``): each process takes
+its shard of every global batch of --batch-size examples, gradients are
+averaged across processes inside the jitted step, rank 0 prints and saves:
+     mlx.launch -n 2 --backend ring examples/train_digits.py --distributed
 """
 
 # ruff: noqa: E402, I001  (the clock starts before the imports; ftorch goes before
@@ -23,6 +28,7 @@ import sys
 
 import ftorch as ft
 import ftorch.data as data
+import ftorch.distributed as dist
 import ftorch.nn as nn
 import ftorch.numpy as fnp
 import ftorch.optim as optim
@@ -70,14 +76,26 @@ def loss_fn(model, params, state, batch, key):
     return loss, (state, logits)
 
 
-def make_steps(model: nn.Sequential, opt: optim.GradientTransformation):
+def make_steps(model: nn.Sequential, opt: optim.GradientTransformation,
+               distributed: bool = False):
     @ft.jit
     def train_step(params, state, opt_state, batch, key):
+        if distributed:  # this process's share of the global batch
+            batch = dist.shard_batch(batch)
         (loss, (state, logits)), grads = ft.value_and_grad(
             lambda p: loss_fn(model, p, state, batch, key), has_aux=True)(params)
+        if distributed:
+            # Averaged gradients (a few bucketed all-reduces) give every
+            # process the same update; batch-norm statistics are averaged
+            # too, so that the processes' models stay identical.
+            grads = dist.all_mean_grads(grads)
+            state = dist.all_mean(state)
+            loss = dist.all_mean(loss)
         updates, opt_state = opt.update(grads, opt_state, params)
         params = optim.apply_updates(params, updates)
         correct = fnp.sum(fnp.argmax(logits, axis=-1) == batch["y"])
+        if distributed:
+            correct = dist.all_sum(correct)
         return params, state, opt_state, loss, correct
 
     @ft.jit
@@ -96,26 +114,37 @@ def accuracy(predict, params, state, split: dict, batch_size: int = 512) -> floa
 
 
 def train(args: argparse.Namespace) -> str:
-    """Train, save a checkpoint, return its path."""
+    """Train, save a checkpoint, return its path. With ``--distributed``,
+    every process runs this on the same global batches (the same key orders
+    them), each computing on its shard; only rank 0 prints and saves."""
     train_set, test_set = load_data(args.seed)
     model = make_model()
     key_init, key_data, key_dropout = random.split(random.key(args.seed), 3)
     params, state = model.init(key_init, ft.ShapeDtypeStruct((1, 8, 8, 1), mx.float32))
-    loader = data.DataLoader(train_set, args.batch_size, shuffle=True, key=key_data)
+    # Distributed, every global batch must split evenly: the short last one is dropped.
+    loader = data.DataLoader(train_set, args.batch_size, shuffle=True, key=key_data,
+                             drop_last=args.distributed)
     opt = make_optimizer(args.lr, args.weight_decay, args.epochs * len(loader))
     opt_state = opt.init(params)
-    train_step, predict = make_steps(model, opt)
+    train_step, predict = make_steps(model, opt, args.distributed)
+    rank = dist.rank() if args.distributed else 0
+    log = print if rank == 0 else lambda *a, **k: None
 
-    print(f"digits: {len(train_set['y'])} train, {len(test_set['y'])} test; "
-          f"{nn.utils.count_params(params):,} parameters; {args.epochs} epochs of "
-          f"{len(loader)} steps", flush=True)
+    log(f"digits: {len(train_set['y'])} train, {len(test_set['y'])} test; "
+        f"{nn.utils.count_params(params):,} parameters; {args.epochs} epochs of "
+        f"{len(loader)} steps" + (f"; {dist.size()} processes, "
+                                  f"{args.batch_size // dist.size()} examples each per step"
+                                  if args.distributed else ""), flush=True)
     step, first_step_s = 0, None
-    bar = tqdm(total=args.epochs * len(loader), unit="step", disable=args.quiet)
+    bar = tqdm(total=args.epochs * len(loader), unit="step", disable=args.quiet or rank != 0)
     for epoch in range(args.epochs):
         total_loss, total_correct, seen = 0.0, 0, 0
         for batch in loader.epoch(epoch):
+            key = random.fold_in(key_dropout, step)
+            if args.distributed:  # each process its own dropout masks
+                key = random.fold_in(key, rank)
             params, state, opt_state, loss, correct = train_step(
-                params, state, opt_state, batch, random.fold_in(key_dropout, step))
+                params, state, opt_state, batch, key)
             total_loss += loss.item() * len(batch["y"])
             total_correct += correct.item()
             seen += len(batch["y"])
@@ -126,17 +155,26 @@ def train(args: argparse.Namespace) -> str:
                             lr=f"{opt_state.hyperparams['learning_rate'].item():.2e}",
                             refresh=False)
             bar.update(1)
+        if args.distributed:  # cheap: one checksum per leaf, all gathered at once
+            dist.check_identical({"params": params, "state": state})
     bar.close()
-    print(f"first step done {first_step_s:.1f} s after start", flush=True)
-    print(f"train accuracy {accuracy(predict, params, state, train_set):.4f}, "
-          f"test accuracy {accuracy(predict, params, state, test_set):.4f} "
-          f"(before saving)", flush=True)
+    log(f"first step done {first_step_s:.1f} s after start", flush=True)
+    if rank == 0:
+        print(f"train accuracy {accuracy(predict, params, state, train_set):.4f}, "
+              f"test accuracy {accuracy(predict, params, state, test_set):.4f} "
+              f"(before saving)", flush=True)
 
-    os.makedirs(args.out_dir, exist_ok=True)
     path = os.path.join(args.out_dir, "digits.safetensors")
-    ft.save(path, {"params": params, "state": state, "opt_state": opt_state,
-                   "epoch": mx.array(args.epochs)})
-    print(f"saved {path} ({os.path.getsize(path) / 1e6:.2f} MB)", flush=True)
+    checkpoint = {"params": params, "state": state, "opt_state": opt_state,
+                  "epoch": mx.array(args.epochs)}
+    if args.distributed:
+        if rank == 0:
+            os.makedirs(args.out_dir, exist_ok=True)
+        dist.save(path, checkpoint)  # rank 0 writes; the others wait for it
+    else:
+        os.makedirs(args.out_dir, exist_ok=True)
+        ft.save(path, checkpoint)
+    log(f"saved {path} ({os.path.getsize(path) / 1e6:.2f} MB)", flush=True)
     return path
 
 
@@ -175,10 +213,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-accuracy", type=float, default=0.97,
                         help="exit with status 1 below this reloaded test accuracy")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--distributed", action="store_true",
+                        help="data-parallel over the processes of mlx.launch: each takes "
+                             "batch-size / processes examples of every batch")
     args = parser.parse_args(argv)
+    if args.distributed:
+        dist.init()
+        if args.batch_size % dist.size():
+            parser.error(f"--batch-size {args.batch_size} must be a multiple of the "
+                         f"{dist.size()} processes")
 
     path = train(args)
-    acc = evaluate(path, args.seed)
+    if args.distributed:
+        # Rank 0 evaluates its checkpoint (other machines may not see the
+        # file) and every process exits with the same status.
+        acc = evaluate(path, args.seed) if dist.rank() == 0 else 0.0
+        acc = dist.broadcast(mx.array(acc)).item()
+        if dist.rank() != 0:
+            return 0 if acc >= args.min_accuracy else 1
+    else:
+        acc = evaluate(path, args.seed)
     print(f"reloaded checkpoint: test accuracy {acc:.4f} "
           f"({time.perf_counter() - START:.1f} s in all)", flush=True)
     return 0 if acc >= args.min_accuracy else 1

@@ -41,6 +41,7 @@ from ftorch.transforms.remat import checkpoint, checkpoint_name, checkpoint_poli
 from ftorch.numpy import stop_gradient
 from ftorch import nn
 from ftorch.serialization import load, save
+from ftorch import distributed
 from ftorch._blas import set_threads as set_blas_threads
 
 __version__ = "0.1.0"
@@ -51,7 +52,7 @@ __all__ = [
     "ShapeDtypeStruct", "ConcretizationError", "LeakedTracerError", "info", "lax", "random",
     "scipy", "ops", "test_util",
     "custom_jvp", "custom_vjp", "custom_batching", "checkpoint", "remat", "checkpoint_name",
-    "checkpoint_policies", "save", "load", "set_blas_threads",
+    "checkpoint_policies", "save", "load", "set_blas_threads", "distributed",
 ]
 
 

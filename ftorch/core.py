@@ -112,6 +112,10 @@ class Primitive:
       whose trip count depends on data), so a compiled graph is split at it
       (see ``graph.lower``); its ``lowering`` then runs between compiled
       segments, on concrete arrays.
+    - ``communicates``: it exchanges data with other processes (a
+      collective), so it runs when the graph runs, never while ``jit``
+      stages it (constant folding leaves it alone: processes whose caches
+      miss at different times would otherwise disagree on when it runs).
     - ``elementwise``: its operands broadcast and promote to one dtype
       elementwise, so a weakly typed scalar operand (a Python scalar passed to
       ``jit``) takes the dtype of the others.
@@ -123,6 +127,7 @@ class Primitive:
     __slots__ = (
         "name", "impl", "jvp", "vjp", "vjp_fwd", "batch",
         "_abstract_eval", "multiple_results", "elementwise", "lowering", "needs_host",
+        "communicates",
     )
 
     def __init__(
@@ -150,6 +155,7 @@ class Primitive:
         self.elementwise = elementwise
         self.lowering: Callable | None = None
         self.needs_host = False
+        self.communicates = False
         registry[name] = self
 
     def __repr__(self) -> str:

@@ -432,7 +432,8 @@ def fold_constants(graph: Graph) -> Graph:
     const_vars, consts = list(graph.const_vars), list(graph.consts)
     eqns = []
     for eqn in graph.eqns:
-        if all(isinstance(a, Literal) or id(a) in values for a in eqn.inputs):
+        if not eqn.prim.communicates and all(isinstance(a, Literal) or id(a) in values
+                                             for a in eqn.inputs):
             in_size = max([1] + [math.prod(a.aval.shape) for a in eqn.inputs if isinstance(a, Var)])
             out_size = max(math.prod(v.aval.shape) for v in eqn.outs)
             if out_size <= max(in_size, FOLD_GROWTH_LIMIT):
