@@ -18,6 +18,15 @@ from ftorch import tree
 from ftorch.lax.associative import associative_scan
 from ftorch.lax.conditionals import cond, switch
 from ftorch.lax.loops import fori_loop, map, scan, while_loop
+from ftorch.lax.parallel import (
+    all_gather,
+    axis_index,
+    pmax,
+    pmean,
+    pmin,
+    psum,
+    psum_scatter,
+)
 from ftorch.lax.slicing import (
     dynamic_index_in_dim,
     dynamic_slice,
@@ -37,7 +46,8 @@ __all__ = [
     "cond", "switch", "while_loop", "fori_loop", "scan", "map", "associative_scan",
     "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice",
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "select", "stop_gradient",
-    "optimization_barrier",
+    "optimization_barrier", "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
+    "axis_index",
     *(name for name in _primitive_ops if name not in ("stop_gradient", "optimization_barrier")),
 ]
 
