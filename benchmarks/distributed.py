@@ -84,16 +84,20 @@ def train_step_times(batch: int, rounds: int) -> tuple[float, float]:
     return alone, together
 
 
-def all_reduce_times(sizes: list[int], rounds: int) -> list[tuple[int, float, float]]:
+def all_reduce_times(sizes: list[int], rounds: int) -> list[tuple[int, float, float, float]]:
+    """Per size: the median times of raw and ftorch all-reduces, and the
+    median of their per-round ratios (the two alternate within each round,
+    so a drift in machine load favours neither)."""
     rows = []
     for nbytes in sizes:
         x = mx.ones((nbytes // 4,), mx.float32)
-        raw = timed(lambda: mx.eval(mx.distributed.all_sum(x)), rounds)
-        ours = timed(lambda: mx.eval(dist.all_sum(x)), rounds)
-        # Alternate once more: a drift in machine load does not favour either.
-        raw = min(raw, timed(lambda: mx.eval(mx.distributed.all_sum(x)), rounds))
-        ours = min(ours, timed(lambda: mx.eval(dist.all_sum(x)), rounds))
-        rows.append((nbytes, raw, ours))
+        raw_call = lambda: mx.eval(mx.distributed.all_sum(x))  # noqa: E731
+        ours_call = lambda: mx.eval(dist.all_sum(x))  # noqa: E731
+        pairs = [(timed(raw_call, 1, warmup=1 if r == 0 else 0),
+                  timed(ours_call, 1, warmup=1 if r == 0 else 0)) for r in range(3 * rounds)]
+        raw = statistics.median(p[0] for p in pairs)
+        ours = statistics.median(p[1] for p in pairs)
+        rows.append((nbytes, raw, ours, statistics.median(b / a for a, b in pairs)))
     return rows
 
 
@@ -136,9 +140,10 @@ def main() -> None:
 
     rows = all_reduce_times([2 ** 10, 2 ** 16, 2 ** 20, 2 ** 24], args.rounds)
     say("\n2. all-reduce of a float32 buffer")
-    say(f"   {'bytes':>10} {'mx.distributed':>15} {'ftorch':>12} {'ratio':>7} {'GB/s':>7}")
-    for nbytes, raw, ours in rows:
-        say(f"   {nbytes:>10,} {raw * 1e6:>12.1f} us {ours * 1e6:>9.1f} us {ours / raw:>7.3f} "
+    say(f"   {'bytes':>10} {'mx.distributed':>15} {'ftorch':>12} {'ratio':>7} {'GB/s':>7}"
+        "   (ratio: median of paired rounds)")
+    for nbytes, raw, ours, ratio in rows:
+        say(f"   {nbytes:>10,} {raw * 1e6:>12.1f} us {ours * 1e6:>9.1f} us {ratio:>7.3f} "
             f"{nbytes / ours / 1e9:>7.2f}")
 
     count, nbytes, rows = bucketing_times(args.layers, args.width, args.rounds)
