@@ -35,6 +35,7 @@ from ftorch import random
 from ftorch import scipy
 from ftorch import ops
 from ftorch import test_util
+from ftorch import extend
 from ftorch.custom import custom_jvp, custom_vjp
 from ftorch import custom_batching
 from ftorch.transforms.remat import checkpoint, checkpoint_name, checkpoint_policies, remat
@@ -50,7 +51,7 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "vmap",
     "jit", "make_graph", "eval_shape", "config", "stop_gradient", "tree", "numpy", "nn",
     "ShapeDtypeStruct", "ConcretizationError", "LeakedTracerError", "info", "lax", "random",
-    "scipy", "ops", "test_util",
+    "scipy", "ops", "test_util", "extend",
     "custom_jvp", "custom_vjp", "custom_batching", "checkpoint", "remat", "checkpoint_name",
     "checkpoint_policies", "save", "load", "set_blas_threads", "distributed",
 ]
