@@ -389,3 +389,31 @@ def square_matrices(x: Any, fname: str, argname: str) -> Any:
     if not is_floating(dtype):
         x = lax.astype(x, mx.float32)
     return x
+
+
+def inexact_dtype(*xs: Any) -> mx.Dtype:
+    """The common dtype of ``xs``, floating (integers and bools go to float32)."""
+    dtype = _creation.result_type(*xs)
+    return dtype if mx.issubdtype(dtype, mx.inexact) else mx.float32
+
+
+def cast(x: Any, dtype: mx.Dtype) -> Any:
+    """``x`` in ``dtype`` (itself when it already is)."""
+    return x if aval_of(x).dtype == dtype else lax.astype(x, dtype)
+
+
+def broadcast_batch(fname: str, a: Any, b: Any) -> tuple[Any, Any]:
+    """``a`` and ``b`` with their batch dimensions (all but the last two)
+    broadcast together."""
+    sa, sb = aval_of(a).shape, aval_of(b).shape
+    try:
+        batch = tuple(mx.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2])))
+    except ValueError:
+        raise ValueError(
+            f"{fname}: batch dimensions of a {tuple(sa)} and b {tuple(sb)} do not "
+            "broadcast") from None
+    if tuple(sa[:-2]) != batch:
+        a = lax.broadcast_to(a, (*batch, *sa[-2:]))
+    if tuple(sb[:-2]) != batch:
+        b = lax.broadcast_to(b, (*batch, *sb[-2:]))
+    return a, b

@@ -22,6 +22,7 @@ import mlx.core as mx
 import ftorch.primitives as lax
 from ftorch.core import aval_of, is_floating
 from ftorch.numpy._creation import asarray, result_type
+from ftorch.numpy._linalg import cast
 
 __all__ = ["qr", "eigh", "eigvalsh", "svd", "pinv", "lstsq", "matrix_rank",
            "QRResult", "EighResult", "SVDResult"]
@@ -78,10 +79,6 @@ def _lapack_dtype(x: Any, fname: str, argname: str) -> tuple[Any, mx.Dtype]:
     if dtype in _HALF:
         return lax.astype(x, mx.float32), dtype
     return x, dtype
-
-
-def _back(x: Any, dtype: mx.Dtype) -> Any:
-    return x if aval_of(x).dtype == dtype else lax.astype(x, dtype)
 
 
 def _mT(x: Any) -> Any:
@@ -144,8 +141,8 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     a, dtype = _matrices(a, "qr", "a")
     q, r = lax.qr(a, full_matrices=mode == "complete")
     if mode == "r":
-        return _back(r, dtype)
-    return QRResult(_back(q, dtype), _back(r, dtype))
+        return cast(r, dtype)
+    return QRResult(cast(q, dtype), cast(r, dtype))
 
 
 # ----------------------------------------------------------------------------
@@ -179,7 +176,7 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Eigh
     lower = _uplo(UPLO, "eigh")
     a, dtype = _matrices(a, "eigh", "a", square=True)
     v, w = lax.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
-    return EighResult(_back(w, dtype), _back(v, dtype))
+    return EighResult(cast(w, dtype), cast(v, dtype))
 
 
 def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -> Any:
@@ -198,7 +195,7 @@ def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -
     """
     lower = _uplo(UPLO, "eigvalsh")
     a, dtype = _matrices(a, "eigvalsh", "a", square=True)
-    return _back(lax.eigvalsh(a, lower=lower, symmetrize_input=symmetrize_input), dtype)
+    return cast(lax.eigvalsh(a, lower=lower, symmetrize_input=symmetrize_input), dtype)
 
 
 # ----------------------------------------------------------------------------
@@ -237,9 +234,9 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
     if hermitian:
         a = _symmetrized(a)
     if not compute_uv:
-        return _back(lax.svd(a, compute_uv=False)[0], dtype)
+        return cast(lax.svd(a, compute_uv=False)[0], dtype)
     u, s, vh = lax.svd(a, full_matrices=full_matrices)
-    return SVDResult(_back(u, dtype), _back(s, dtype), _back(vh, dtype))
+    return SVDResult(cast(u, dtype), cast(s, dtype), cast(vh, dtype))
 
 
 # ----------------------------------------------------------------------------
@@ -293,7 +290,7 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None
     if rtol is None:
         rtol = 10.0 * max(m, n) * _eps(aval_of(a).dtype)
     rtol = _batch_tolerance(rtol, batch, aval_of(a).dtype, "pinv", "rtol")
-    return _back(lax.pinv(a, rtol), dtype)
+    return cast(lax.pinv(a, rtol), dtype)
 
 
 def lstsq(a: Any, b: Any, rcond: Any = None, *,
@@ -377,7 +374,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None, *,
         resid = lax.sum(lax.multiply(err, err), (0,))
     if len(b_shape) == 1:
         x = lax.reshape(x, (n,))
-    return _back(x, out_dtype), _back(resid, out_dtype), rank, _back(s, out_dtype)
+    return cast(x, out_dtype), cast(resid, out_dtype), rank, cast(s, out_dtype)
 
 
 def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any = None) -> Any:

@@ -23,9 +23,9 @@ import mlx.core as mx
 
 import ftorch.primitives as lax
 from ftorch.core import aval_of, is_floating
-from ftorch.numpy._creation import asarray, result_type
+from ftorch.numpy._creation import asarray
+from ftorch.numpy._linalg import broadcast_batch, cast, inexact_dtype, square_matrices
 from ftorch.numpy._linalg import cross as _cross
-from ftorch.numpy._linalg import square_matrices
 from ftorch.numpy._linalg_orthogonal import *  # noqa: F403
 from ftorch.numpy._linalg_orthogonal import __all__ as _orthogonal_names
 from ftorch.primitives.reduction import normalize_axes
@@ -40,33 +40,6 @@ __all__ = [
 def _mT(x: Any) -> Any:
     n = len(aval_of(x).shape)
     return lax.transpose(x, (*range(n - 2), n - 1, n - 2))
-
-
-def _inexact(*xs: Any) -> mx.Dtype:
-    """The common dtype of ``xs``, floating (integers and bools go to float32)."""
-    dtype = result_type(*xs)
-    return dtype if mx.issubdtype(dtype, mx.inexact) else mx.float32
-
-
-def _cast(x: Any, dtype: mx.Dtype) -> Any:
-    return x if aval_of(x).dtype == dtype else lax.astype(x, dtype)
-
-
-def _broadcast_batch(fname: str, a: Any, b: Any) -> tuple[Any, Any]:
-    """``a`` and ``b`` with their batch dimensions (all but the last two)
-    broadcast together."""
-    sa, sb = aval_of(a).shape, aval_of(b).shape
-    try:
-        batch = tuple(mx.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2])))
-    except ValueError:
-        raise ValueError(
-            f"{fname}: batch dimensions of a {tuple(sa)} and b {tuple(sb)} do not "
-            "broadcast") from None
-    if tuple(sa[:-2]) != batch:
-        a = lax.broadcast_to(a, (*batch, *sa[-2:]))
-    if tuple(sb[:-2]) != batch:
-        b = lax.broadcast_to(b, (*batch, *sb[-2:]))
-    return a, b
 
 
 # ----------------------------------------------------------------------------
@@ -126,11 +99,11 @@ def solve(a: Any, b: Any) -> Any:
         raise ValueError(
             f"solve: argument b must have shape ({n},) or (..., {n}, k) to match a of shape "
             f"{tuple(sa)}; got shape {tuple(sb)}")
-    dtype = _inexact(a, b)
-    a, b = _cast(a, dtype), _cast(b, dtype)
+    dtype = inexact_dtype(a, b)
+    a, b = cast(a, dtype), cast(b, dtype)
     if vector:
         b = lax.reshape(b, (n, 1))
-    a, b = _broadcast_batch("solve", a, b)
+    a, b = broadcast_batch("solve", a, b)
     x = lax.solve(a, b)
     return lax.squeeze(x, (len(aval_of(x).shape) - 1,)) if vector else x
 

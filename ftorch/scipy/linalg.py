@@ -19,8 +19,8 @@ import mlx.core as mx
 import ftorch.primitives as lax
 from ftorch.core import aval_of
 from ftorch.numpy import linalg as _np_linalg
-from ftorch.numpy._creation import asarray, result_type
-from ftorch.numpy._linalg import square_matrices
+from ftorch.numpy._creation import asarray
+from ftorch.numpy._linalg import broadcast_batch, cast, inexact_dtype, square_matrices
 from ftorch.primitives.decompositions import _unpermute_rows
 from ftorch.primitives.decompositions import lu_solve as _lu_solve
 
@@ -46,23 +46,11 @@ def _solve(fname: str, a: Any, b: Any, *, lower: bool, transpose_a: bool,
     if vector:
         b = lax.expand_dims(b, (len(sb),))
         sb = (*sb, 1)
-    try:
-        batch = tuple(mx.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2])))
-    except ValueError:
-        raise ValueError(
-            f"{fname}: batch dimensions of a {tuple(sa)} and b {tuple(sb)} do not "
-            "broadcast") from None
-    dtype = result_type(a, b)
-    if not mx.issubdtype(dtype, mx.inexact):
-        dtype = mx.float32
-    a, b = (x if aval_of(x).dtype == dtype else lax.astype(x, dtype) for x in (a, b))
-    if tuple(sa[:-2]) != batch:
-        a = lax.broadcast_to(a, (*batch, *sa[-2:]))
-    if tuple(sb[:-2]) != batch:
-        b = lax.broadcast_to(b, (*batch, *sb[-2:]))
+    dtype = inexact_dtype(a, b)
+    a, b = broadcast_batch(fname, cast(a, dtype), cast(b, dtype))
     x = lax.triangular_solve(a, b, left_side=True, lower=lower, transpose_a=transpose_a,
                              unit_diagonal=unit_diagonal)
-    return lax.squeeze(x, (len(batch) + 1,)) if vector else x
+    return lax.squeeze(x, (len(aval_of(x).shape) - 1,)) if vector else x
 
 
 def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False,
@@ -165,10 +153,8 @@ def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0, overwrite_b: b
         raise ValueError(
             f"lu_solve: argument b must have shape (..., {n}) or (..., {n}, k) to match lu of "
             f"shape {tuple(sl)}; got shape {tuple(sb)}")
-    dtype = result_type(lu_, b)
-    if not mx.issubdtype(dtype, mx.inexact):
-        dtype = mx.float32
-    lu_, b = (x if aval_of(x).dtype == dtype else lax.astype(x, dtype) for x in (lu_, b))
+    dtype = inexact_dtype(lu_, b)
+    lu_, b = cast(lu_, dtype), cast(b, dtype)
     if vector:
         b = lax.expand_dims(b, (len(sb),))
         sb = (*sb, 1)
