@@ -140,6 +140,32 @@ def batch_nary(prim):
 
 
 # ----------------------------------------------------------------------------
+# Matrices (the trailing two axes), for the linear-algebra rules
+# ----------------------------------------------------------------------------
+
+
+def mT(x: Any) -> Any:
+    """``x`` with its matrices transposed."""
+    n = len(shape_of(x))
+    return lax.transpose(x, (*range(n - 2), n - 1, n - 2))
+
+
+def tri(x: Any, *, lower: bool, strict: bool = False) -> Any:
+    """The lower or upper triangle of ``x``'s (m, n) matrices, without the
+    diagonal when ``strict``."""
+    shape, dtype = aval_of(x)
+    ones = mx.ones(tuple(shape[-2:]), dtype=dtype)
+    k = 1 if strict else 0
+    return lax.multiply(x, mx.tril(ones, -k) if lower else mx.triu(ones, k))
+
+
+def diag_part(x: Any) -> Any:
+    """The main diagonals (..., n) of ``x``'s square matrices."""
+    shape, dtype = aval_of(x)
+    return lax.sum(lax.multiply(x, mx.eye(shape[-1], dtype=dtype)), (len(shape) - 1,))
+
+
+# ----------------------------------------------------------------------------
 # The common shapes of rule, declared in one line under a primitive
 # ----------------------------------------------------------------------------
 

@@ -55,7 +55,15 @@ import mlx.core as mx
 
 import ftorch.primitives as lax
 from ftorch.core import Primitive, aval_of
-from ftorch.primitives._rules import add_tangents, move_bdim, nondifferentiable, shape_of
+from ftorch.primitives._rules import (
+    add_tangents,
+    diag_part,
+    move_bdim,
+    mT,
+    nondifferentiable,
+    shape_of,
+    tri,
+)
 from ftorch.primitives.indexing import ARRAY, along_axis_grid
 
 __all__ = ["cholesky", "triangular_solve", "triangular_inverse", "lu", "lu_pivots_to_permutation",
@@ -72,19 +80,6 @@ def _mask(n: int, dtype: mx.Dtype, *, lower: bool, k: int = 0, m: int | None = N
     matrix (``m`` defaults to ``n``)."""
     ones = mx.ones((n if m is None else m, n), dtype=dtype)
     return mx.tril(ones, k) if lower else mx.triu(ones, -k)
-
-
-def _tri(x: Any, *, lower: bool, strict: bool = False) -> Any:
-    """The lower or upper triangle of ``x``'s matrices (without the diagonal when ``strict``)."""
-    aval = aval_of(x)
-    return lax.multiply(x, _mask(aval.shape[-1], aval.dtype, lower=lower, k=-1 if strict else 0,
-                                 m=aval.shape[-2]))
-
-
-def _mT(x: Any) -> Any:
-    """``x`` with its matrices transposed."""
-    n = len(shape_of(x))
-    return lax.transpose(x, (*range(n - 2), n - 1, n - 2))
 
 
 # ----------------------------------------------------------------------------
@@ -133,7 +128,7 @@ def _cholesky_jvp(primals, tangents):
     chol = cholesky(a)
     if da is None:
         return chol, None
-    ds = lax.add(_tri(da, lower=True), _mT(_tri(da, lower=True, strict=True)))
+    ds = lax.add(tri(da, lower=True), mT(tri(da, lower=True, strict=True)))
     # L^-1 dS L^-T: solve from the left, then from the right against L^T.
     inner = _solve_l(chol, _solve_l(chol, ds), transpose_a=True, left_side=False)
     return chol, lax.matmul(chol, _phi(inner))
@@ -141,10 +136,10 @@ def _cholesky_jvp(primals, tangents):
 
 @cholesky_p.def_vjp
 def _cholesky_vjp(ct, chol, a, *, needed):
-    p = _phi(lax.matmul(_mT(chol), ct))
+    p = _phi(lax.matmul(mT(chol), ct))
     # G = L^-T P L^-1, the cotangent of the symmetric matrix S.
     g = _solve_l(chol, _solve_l(chol, p, transpose_a=True), left_side=False)
-    return (lax.add(_tri(g, lower=True), _tri(_mT(g), lower=True, strict=True)),)
+    return (lax.add(tri(g, lower=True), tri(mT(g), lower=True, strict=True)),)
 
 
 @cholesky_p.def_batch
@@ -215,8 +210,8 @@ def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = F
 
 def _op_tangent(da: Any, *, lower: bool, transpose_a: bool, unit_diagonal: bool) -> Any:
     """op(dA): the tangent of the triangle of ``a`` the solve reads."""
-    dt = _tri(da, lower=lower, strict=unit_diagonal)
-    return _mT(dt) if transpose_a else dt
+    dt = tri(da, lower=lower, strict=unit_diagonal)
+    return mT(dt) if transpose_a else dt
 
 
 @triangular_solve_p.def_jvp
@@ -242,10 +237,10 @@ def _triangular_solve_vjp(ct, x, a, b, *, needed, left_side, lower, transpose_a,
     ct_a = None
     if needed[0]:
         # -<b_bar, op(dA) X> (left) or -<b_bar, X op(dA)> (right), as a matrix for op(dA).
-        g = lax.matmul(ct_b, _mT(x)) if left_side else lax.matmul(_mT(x), ct_b)
+        g = lax.matmul(ct_b, mT(x)) if left_side else lax.matmul(mT(x), ct_b)
         if transpose_a:
-            g = _mT(g)
-        ct_a = lax.negative(_tri(g, lower=lower, strict=unit_diagonal))
+            g = mT(g)
+        ct_a = lax.negative(tri(g, lower=lower, strict=unit_diagonal))
     return ct_a, (ct_b if needed[1] else None)
 
 
@@ -302,14 +297,14 @@ def _triangular_inverse_jvp(primals, tangents, *, lower, unit_diagonal):
     inv = triangular_inverse(a, lower=lower, unit_diagonal=unit_diagonal)
     if da is None:
         return inv, None
-    da = _tri(da, lower=lower, strict=unit_diagonal)
+    da = tri(da, lower=lower, strict=unit_diagonal)
     return inv, lax.negative(lax.matmul(inv, lax.matmul(da, inv)))
 
 
 @triangular_inverse_p.def_vjp
 def _triangular_inverse_vjp(ct, inv, a, *, needed, lower, unit_diagonal):
-    g = lax.matmul(_mT(inv), lax.matmul(ct, _mT(inv)))
-    return (lax.negative(_tri(g, lower=lower, strict=unit_diagonal)),)
+    g = lax.matmul(mT(inv), lax.matmul(ct, mT(inv)))
+    return (lax.negative(tri(g, lower=lower, strict=unit_diagonal)),)
 
 
 @triangular_inverse_p.def_batch
@@ -443,7 +438,7 @@ def _lu_factors(lu_: Any) -> tuple[Any, Any]:
 def _unit_lower(lower: Any) -> Any:
     """``L`` as a matrix: the strict lower triangle plus the identity."""
     aval = aval_of(lower)
-    return lax.add(_tri(lower, lower=True, strict=True), mx.eye(aval.shape[-1], dtype=aval.dtype))
+    return lax.add(tri(lower, lower=True, strict=True), mx.eye(aval.shape[-1], dtype=aval.dtype))
 
 
 def _permute_rows(x: Any, perm: Any) -> Any:
@@ -471,8 +466,8 @@ def _lu_jvp(primals, tangents):
     y = triangular_solve(lower, _permute_rows(da, perm), left_side=True, lower=True,
                          unit_diagonal=True)
     y = triangular_solve(upper, y, left_side=False, lower=False)
-    dlu = lax.add(lax.matmul(_unit_lower(lower), _tri(y, lower=True, strict=True)),
-                  lax.matmul(_tri(y, lower=False), _tri(upper, lower=False)))
+    dlu = lax.add(lax.matmul(_unit_lower(lower), tri(y, lower=True, strict=True)),
+                  lax.matmul(tri(y, lower=False), tri(upper, lower=False)))
     return outs, [dlu, None, None]
 
 
@@ -487,8 +482,8 @@ def _lu_vjp(cts, outs, a, *, needed):
     lower, upper = _lu_factors(lu_)
     # The transpose of the JVP: Y_bar = tril(L^T C, -1) + triu(C U^T), then
     # A_bar = P^T L^-T Y_bar U^-T.
-    y = lax.add(_tri(lax.matmul(_mT(_unit_lower(lower)), ct), lower=True, strict=True),
-                _tri(lax.matmul(ct, _mT(_tri(upper, lower=False))), lower=False))
+    y = lax.add(tri(lax.matmul(mT(_unit_lower(lower)), ct), lower=True, strict=True),
+                tri(lax.matmul(ct, mT(tri(upper, lower=False))), lower=False))
     y = triangular_solve(upper, y, left_side=False, lower=False, transpose_a=True)
     y = triangular_solve(lower, y, left_side=True, lower=True, transpose_a=True,
                          unit_diagonal=True)
@@ -588,7 +583,7 @@ def _solve_vjp(ct, x, a, lu_, perm, *, needed):
         return (lax.zeros_like(a) if needed[0] else None,
                 lax.zeros_like(ct) if needed[1] else None)
     ct_b = lu_solve(lu_, perm, ct, transpose=True)
-    ct_a = lax.negative(lax.matmul(ct_b, _mT(x))) if needed[0] else None
+    ct_a = lax.negative(lax.matmul(ct_b, mT(x))) if needed[0] else None
     return ct_a, (ct_b if needed[1] else None)
 
 
@@ -631,12 +626,6 @@ def det(a: Any) -> Any:
     return det_p.bind(a)
 
 
-def _diagonal(x: Any) -> Any:
-    """The main diagonals (..., n) of the square matrices ``x``."""
-    shape, dtype = aval_of(x)
-    return lax.sum(lax.multiply(x, mx.eye(shape[-1], dtype=dtype)), (len(shape) - 1,))
-
-
 def adjugate(a: Any) -> Any:
     """The adjugates ``det(a) inv(a)`` of the square matrices ``a``
     (..., n, n), from one LU decomposition, right at singular matrices too.
@@ -659,7 +648,7 @@ def adjugate(a: Any) -> Any:
         return lax.broadcast_to(mx.ones((1, 1), dtype), shape)
     lu_, pivots, perm = lu(a)
     eye = mx.eye(n, dtype=dtype)
-    diag = _diagonal(lu_)
+    diag = diag_part(lu_)
     zero = lax.equal(diag, 0.0)
     zeros = lax.sum(lax.astype(zero, mx.int32), (nd - 2,))
     u = lax.where(lax.logical_and(lax.expand_dims(zero, (nd - 2,)), mx.eye(n, dtype=mx.bool_)),
@@ -685,13 +674,13 @@ def _det_jvp(primals, tangents):
     if da is None:
         return out, None
     nd = len(shape_of(a))
-    return out, lax.sum(lax.multiply(_mT(adjugate(a)), da), (nd - 2, nd - 1))
+    return out, lax.sum(lax.multiply(mT(adjugate(a)), da), (nd - 2, nd - 1))
 
 
 @det_p.def_vjp
 def _det_vjp(ct, out, a, *, needed):
     nd = len(shape_of(a))
-    return (lax.multiply(lax.expand_dims(ct, (nd - 2, nd - 1)), _mT(adjugate(a))),)
+    return (lax.multiply(lax.expand_dims(ct, (nd - 2, nd - 1)), mT(adjugate(a))),)
 
 
 @det_p.def_batch

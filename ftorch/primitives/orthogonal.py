@@ -94,7 +94,14 @@ import mlx.core as mx
 
 import ftorch.primitives as lax
 from ftorch.core import Primitive, aval_of
-from ftorch.primitives._rules import add_tangents, move_bdim, shape_of
+from ftorch.primitives._rules import (
+    add_tangents,
+    diag_part,
+    move_bdim,
+    mT,
+    shape_of,
+    tri,
+)
 
 __all__ = ["qr", "eigh", "eigvalsh", "svd", "pinv"]
 
@@ -102,28 +109,6 @@ __all__ = ["qr", "eigh", "eigvalsh", "svd", "pinv"]
 # ----------------------------------------------------------------------------
 # Helpers on traced or concrete matrices
 # ----------------------------------------------------------------------------
-
-
-def _mT(x: Any) -> Any:
-    """``x`` with its matrices transposed."""
-    n = len(shape_of(x))
-    return lax.transpose(x, (*range(n - 2), n - 1, n - 2))
-
-
-def _tri(x: Any, *, lower: bool, strict: bool = False) -> Any:
-    """The lower or upper triangle of ``x``'s square matrices (without the
-    diagonal when ``strict``)."""
-    aval = aval_of(x)
-    ones = mx.ones(aval.shape[-2:], dtype=aval.dtype)
-    k = 1 if strict else 0
-    return lax.multiply(x, mx.tril(ones, -k) if lower else mx.triu(ones, k))
-
-
-def _diagonal(x: Any) -> Any:
-    """The diagonals of ``x``'s square matrices, shape (..., n)."""
-    aval = aval_of(x)
-    eye = mx.eye(aval.shape[-1], dtype=aval.dtype)
-    return lax.sum(lax.multiply(x, eye), (aval.ndim - 1,))
 
 
 def _diag_matrix(v: Any) -> Any:
@@ -138,11 +123,11 @@ def _row(v: Any) -> Any:
 
 
 def _sym(x: Any) -> Any:
-    return lax.multiply(lax.add(x, _mT(x)), 0.5)
+    return lax.multiply(lax.add(x, mT(x)), 0.5)
 
 
 def _skew(x: Any) -> Any:
-    return lax.multiply(lax.subtract(x, _mT(x)), 0.5)
+    return lax.multiply(lax.subtract(x, mT(x)), 0.5)
 
 
 def _cols(x: Any, start: int, stop: int) -> Any:
@@ -255,9 +240,9 @@ def qr(a: Any, *, full_matrices: bool = True) -> list:
 def _qr_tall_jvp(q: Any, r: Any, da: Any) -> tuple[Any, Any]:
     """``(dQ, dR)`` for the reduced QR of a matrix with m >= n."""
     dar = lax.triangular_solve(r, da, left_side=False, lower=False)  # dA R^-1
-    c = lax.matmul(_mT(q), dar)
-    low = _tri(c, lower=True, strict=True)
-    c_minus_w = lax.subtract(c, lax.subtract(low, _mT(low)))
+    c = lax.matmul(mT(q), dar)
+    low = tri(c, lower=True, strict=True)
+    c_minus_w = lax.subtract(c, lax.subtract(low, mT(low)))
     return lax.subtract(dar, lax.matmul(q, c_minus_w)), lax.matmul(c_minus_w, r)
 
 
@@ -265,10 +250,10 @@ def _qr_tall_vjp(q: Any, r: Any, q_ct: Any, r_ct: Any) -> Any:
     """The cotangent of ``a`` (m >= n) for cotangents of its reduced factors."""
     g = None  # Q^T Q_ct - R_ct R^T
     if q_ct is not None:
-        g = lax.matmul(_mT(q), q_ct)
+        g = lax.matmul(mT(q), q_ct)
     if r_ct is not None:
-        g = add_tangents(g, lax.negative(lax.matmul(r_ct, _mT(r))))
-    h = lax.subtract(_tri(lax.subtract(g, _mT(g)), lower=True, strict=True), g)
+        g = add_tangents(g, lax.negative(lax.matmul(r_ct, mT(r))))
+    h = lax.subtract(tri(lax.subtract(g, mT(g)), lower=True, strict=True), g)
     b = add_tangents(q_ct, lax.matmul(q, h))
     # b R^-T: solve x R^T = b.
     return lax.triangular_solve(r, b, left_side=False, lower=False, transpose_a=True)
@@ -294,7 +279,7 @@ def _qr_jvp(primals, tangents, *, full_matrices):
         return [q, r], list(_qr_tall_jvp(q, r, da))
     # a = [X | Y] with X square: Q and R_X are X's factors, R_Y = Q^T Y.
     dq, drx = _qr_tall_jvp(q, _cols(r, 0, m), _cols(da, 0, m))
-    dry = lax.add(lax.matmul(_mT(dq), _cols(a, m, n)), lax.matmul(_mT(q), _cols(da, m, n)))
+    dry = lax.add(lax.matmul(mT(dq), _cols(a, m, n)), lax.matmul(mT(q), _cols(da, m, n)))
     return [q, r], [dq, lax.concatenate([drx, dry], len(shape_of(a)) - 1)]
 
 
@@ -317,7 +302,7 @@ def _qr_vjp(cts, outs, a, *, needed, full_matrices):
         return (lax.concatenate([_qr_tall_vjp(q, _cols(r, 0, m), q_ct, None),
                                  lax.zeros_like(_cols(a, m, n))], len(shape_of(a)) - 1),)
     ry_ct = _cols(r_ct, m, n)
-    q_ct = add_tangents(q_ct, lax.matmul(_cols(a, m, n), _mT(ry_ct)))
+    q_ct = add_tangents(q_ct, lax.matmul(_cols(a, m, n), mT(ry_ct)))
     x_ct = _qr_tall_vjp(q, _cols(r, 0, m), q_ct, _cols(r_ct, 0, m))
     return (lax.concatenate([x_ct, lax.matmul(q, ry_ct)], len(shape_of(a)) - 1),)
 
@@ -344,7 +329,7 @@ eigh_p = Primitive("eigh", _eigh_impl, multiple_results=True)
 
 
 def _symmetrized(a: Any) -> Any:
-    return lax.multiply(lax.add(a, _mT(a)), 0.5)
+    return lax.multiply(lax.add(a, mT(a)), 0.5)
 
 
 def eigh(a: Any, *, lower: bool = True, symmetrize_input: bool = True) -> list:
@@ -379,7 +364,7 @@ def eigvalsh(a: Any, *, lower: bool = True, symmetrize_input: bool = True) -> An
 
 def _symmetric_from(d: Any, lower: bool) -> Any:
     """The symmetric matrices whose ``lower`` (else upper) triangle is ``d``'s."""
-    return lax.add(_tri(d, lower=lower), _mT(_tri(d, lower=lower, strict=True)))
+    return lax.add(tri(d, lower=lower), mT(tri(d, lower=lower, strict=True)))
 
 
 @eigh_p.def_jvp
@@ -389,8 +374,8 @@ def _eigh_jvp(primals, tangents, *, lower, vectors):
     outs = [w, v] if vectors else eigh_p.bind(a, lower=lower, vectors=False)
     if da is None or _is_empty(a):
         return outs, [None] * len(outs)
-    p = _mm(_mT(v), _symmetric_from(da, lower), v)
-    dw = _diagonal(p)
+    p = _mm(mT(v), _symmetric_from(da, lower), v)
+    dw = diag_part(p)
     if not vectors:
         return outs, [dw]
     f = _gap_reciprocals(w, _degeneracy_tol(w, shape_of(a)[-1]))
@@ -408,10 +393,10 @@ def _eigh_vjp(cts, outs, a, *, needed, lower, vectors):
     inner = None if w_ct is None else _diag_matrix(w_ct)
     if v_ct is not None:
         f = _gap_reciprocals(w, _degeneracy_tol(w, shape_of(a)[-1]))
-        inner = add_tangents(inner, lax.multiply(f, lax.matmul(_mT(v), v_ct)))
-    g = _mm(v, inner, _mT(v))  # the cotangent of the symmetric matrix
+        inner = add_tangents(inner, lax.multiply(f, lax.matmul(mT(v), v_ct)))
+    g = _mm(v, inner, mT(v))  # the cotangent of the symmetric matrix
     # It reaches the read triangle of a through both (i, j) and (j, i).
-    return (lax.add(_tri(g, lower=lower), _tri(_mT(g), lower=lower, strict=True)),)
+    return (lax.add(tri(g, lower=lower), tri(mT(g), lower=lower, strict=True)),)
 
 
 _batch_at_front(eigh_p)
@@ -490,10 +475,10 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
     if compute_uv and full_matrices and m != n:
         raise _svd_full_not_unique()
     u, s, vh = outs if compute_uv else svd_p.bind(a, full_matrices=False, compute_uv=True)
-    v = _mT(vh)
+    v = mT(vh)
     dav = lax.matmul(da, v)
-    p = lax.matmul(_mT(u), dav)
-    ds = _diagonal(p)
+    p = lax.matmul(mT(u), dav)
+    ds = diag_part(p)
     if not compute_uv:
         return outs, [ds]
     tol = _degeneracy_tol(s, k)
@@ -505,10 +490,10 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
     if m > k:  # (I - U U^T) dA V S^-1
         du = lax.add(du, lax.multiply(lax.subtract(dav, lax.matmul(u, p)), s_inv))
     if n > k:  # (I - V V^T) dA^T U S^-1
-        datu = lax.matmul(_mT(da), u)
-        du_v = lax.subtract(datu, lax.matmul(v, _mT(p)))
+        datu = lax.matmul(mT(da), u)
+        du_v = lax.subtract(datu, lax.matmul(v, mT(p)))
         dv = lax.add(dv, lax.multiply(du_v, s_inv))
-    return outs, [du, ds, _mT(dv)]
+    return outs, [du, ds, mT(dv)]
 
 
 @svd_p.def_vjp
@@ -528,12 +513,12 @@ def _svd_vjp(cts, outs, a, *, needed, full_matrices, compute_uv):
             u, vh = _cols(u, 0, k), _rows(vh, 0, k)
     else:
         u, s, vh = svd_p.bind(a, full_matrices=False, compute_uv=True)
-    v = _mT(vh)
+    v = mT(vh)
     tol = _degeneracy_tol(s, k)
     p_ct = None if s_ct is None else _diag_matrix(s_ct)
-    gu = None if u_ct is None else lax.matmul(_mT(u), u_ct)
-    v_ct = None if vh_ct is None else _mT(vh_ct)
-    gv = None if v_ct is None else lax.matmul(_mT(v), v_ct)
+    gu = None if u_ct is None else lax.matmul(mT(u), u_ct)
+    v_ct = None if vh_ct is None else mT(vh_ct)
+    gv = None if v_ct is None else lax.matmul(mT(v), v_ct)
     if gu is not None or gv is not None:
         e, d = _gap_reciprocals(s, tol), _sum_reciprocals(s, tol)
         gsum = add_tangents(gu, gv)
@@ -547,7 +532,7 @@ def _svd_vjp(cts, outs, a, *, needed, full_matrices, compute_uv):
             lax.multiply(lax.subtract(u_ct, lax.matmul(u, gu)), s_inv), vh))
     if n > k and v_ct is not None:  # U S^-1 ((I - V V^T) V_ct)^T
         a_ct = lax.add(a_ct, lax.matmul(
-            lax.multiply(u, s_inv), _mT(lax.subtract(v_ct, lax.matmul(v, gv)))))
+            lax.multiply(u, s_inv), mT(lax.subtract(v_ct, lax.matmul(v, gv)))))
     return (a_ct,)
 
 
@@ -591,9 +576,9 @@ def _pinv_jvp(primals, tangents):
     if da is None or _is_empty(a):
         return p, None
     # Golub & Pereyra: dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P.
-    dat = _mT(da)
-    left = _mm(p, _mT(p), dat)
-    right = _mm(dat, _mT(p), p)
+    dat = mT(da)
+    left = _mm(p, mT(p), dat)
+    right = _mm(dat, mT(p), p)
     dp = lax.negative(_mm(p, da, p))
     dp = lax.add(dp, lax.subtract(left, _mm(left, a, p)))
     dp = lax.add(dp, lax.subtract(right, _mm(p, a, right)))
@@ -608,10 +593,10 @@ def _pinv_vjp(ct, p, a, rtol, *, needed):
         return lax.zeros_like(a), None
     # The transpose of the JVP:
     # -P^T C P^T + (I - A P) C^T P P^T + P^T P C^T (I - P A).
-    ctt = _mT(ct)
-    x = _mm(ctt, p, _mT(p))
-    y = _mm(_mT(p), p, ctt)
-    out = lax.negative(_mm(_mT(p), ct, _mT(p)))
+    ctt = mT(ct)
+    x = _mm(ctt, p, mT(p))
+    y = _mm(mT(p), p, ctt)
+    out = lax.negative(_mm(mT(p), ct, mT(p)))
     out = lax.add(out, lax.subtract(x, _mm(a, p, x)))
     out = lax.add(out, lax.subtract(y, _mm(y, p, a)))
     return out, None
