@@ -102,10 +102,19 @@ def _diff_leaves(out: Any) -> list:
     return [o for o in tree.leaves(out) if _is_diff(o)]
 
 
+def _same_values(got: Any, expected: Any, what: str) -> None:
+    """The same outputs (structure, shapes, values), up to rounding."""
+    a, b = tree.leaves(got), tree.leaves(expected)
+    assert len(a) == len(b), f"{what}: {len(a)} outputs vs {len(b)}"
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(_np(x), _np(y), rtol=1e-12, atol=1e-12, err_msg=what)
+
+
 def check_jvp(f: Callable, args: Sequence, *, eps: float | None = None,
               rtol: float | None = None, atol: float | None = None, seed: int = 0) -> None:
     """Check ``ft.jvp(f)`` against central finite differences
-    ``(f(x + eps t) - f(x - eps t)) / (2 eps)`` along a random tangent ``t``.
+    ``(f(x + eps t) - f(x - eps t)) / (2 eps)`` along a random tangent ``t``
+    (and its primal output against ``f``'s).
     ``atol`` is scaled by the largest output magnitude (at least 1).
 
     >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
@@ -117,6 +126,7 @@ def check_jvp(f: Callable, args: Sequence, *, eps: float | None = None,
     eps, rtol, atol = _defaults(primals, eps, rtol, atol)
     tangents = _random_like(np.random.default_rng(seed), primals)
     out, t_out = jvp(g, tuple(primals), tuple(tangents))
+    _same_values(out, g(*primals), "jvp's primal output vs the function's")
     plus = g(*[p + eps * t for p, t in zip(primals, tangents)])
     minus = g(*[p - eps * t for p, t in zip(primals, tangents)])
     fd = [(_np(a) - _np(b)) / (2 * eps) for a, b in zip(_diff_leaves(plus), _diff_leaves(minus))]
@@ -135,9 +145,10 @@ def check_vjp(f: Callable, args: Sequence, *, rtol: float | None = None,
     """Check that ``ft.vjp(f)`` is the transpose of ``f``'s derivative:
     ``<ct, J t> == <J^T ct, t>`` for random ``t`` and ``ct`` (with
     ``<x, y> = Re sum(x * y)``), and that each cotangent has its primal's
-    shape and dtype. ``J t`` comes from ``ft.jvp`` (``reference="jvp"``, exact)
-    or from central finite differences with step ``eps`` (``"fd"``: for
-    functions without forward mode, such as ``custom_vjp`` ones).
+    shape and dtype (and the primal output is ``f``'s). ``J t`` comes from
+    ``ft.jvp`` (``reference="jvp"``, exact) or from central finite
+    differences with step ``eps`` (``"fd"``: for functions without forward
+    mode, such as ``custom_vjp`` ones).
 
     >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
     >>> ft.test_util.check_vjp(fnp.tanh, (mx.array([0.3, -1.0], dtype=mx.float64),))
@@ -157,7 +168,8 @@ def check_vjp(f: Callable, args: Sequence, *, rtol: float | None = None,
         plus = g(*[p + eps * t for p, t in zip(primals, tangents)])
         minus = g(*[p - eps * t for p, t in zip(primals, tangents)])
         t_out = tree.map(lambda a, b: (a - b) / (2 * eps), plus, minus)
-    _, pullback = vjp(g, *primals)
+    out_vjp, pullback = vjp(g, *primals)
+    _same_values(out_vjp, out, "vjp's primal output vs the function's")
     out_leaves, treedef = tree.flatten(out)
     cts = [_random_like(rng, [o])[0] if _is_diff(o) else mx.zeros(o.shape, o.dtype)
            for o in out_leaves]
