@@ -8,7 +8,9 @@ import subprocess
 import sys
 import textwrap
 
-_PRELUDE = "import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx, numpy as np\n"
+_PRELUDE = ("import os, ftorch as ft, ftorch.numpy as fnp, mlx.core as mx, numpy as np\n"
+            # the parent's device (tests/conftest.py)
+            "if os.environ.get('FTORCH_TEST_DEVICE') == 'gpu': mx.set_default_device(mx.gpu)\n")
 
 
 def run_child(source: str, timeout: float = 120, env: dict[str, str] | None = None) -> str:

@@ -5,6 +5,19 @@ from hypothesis import HealthCheck, settings
 
 import ftorch  # (first: it loads the fast BLAS before mlx.core is imported)
 
+# FTORCH_TEST_DEVICE=gpu runs the suite with MLX's GPU (Metal, CUDA) as the
+# default device; child processes (tests/child.py) follow it. Tests that only
+# make sense on the CPU carry ``@pytest.mark.cpu_only(reason)`` and skip there.
+TEST_DEVICE = os.environ.get("FTORCH_TEST_DEVICE", "cpu")
+if TEST_DEVICE not in ("cpu", "gpu"):
+    raise ValueError(f"FTORCH_TEST_DEVICE={TEST_DEVICE!r}: expected 'cpu' or 'gpu'")
+if TEST_DEVICE == "gpu":
+    import mlx.core as mx  # here: ftorch must be imported before mlx.core
+
+    if not mx.is_available(mx.gpu):
+        raise RuntimeError("FTORCH_TEST_DEVICE=gpu, but MLX has no GPU here")
+    mx.set_default_device(mx.gpu)
+
 # Every graph jit stages or derives in the tests is typechecked: a bad rule or
 # pass fails at the equation it breaks.
 ftorch.config.check_graphs = True
@@ -32,3 +45,19 @@ def _jit_rule_cases_uncompiled(request):
 
     with compiler_off(getattr(case, "prim", None) == "jit"):
         yield
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "cpu_only(reason): the test checks something only the CPU has; it skips "
+        "when FTORCH_TEST_DEVICE=gpu")
+
+
+def pytest_collection_modifyitems(config, items):
+    if TEST_DEVICE == "cpu":
+        return
+    for item in items:
+        marker = item.get_closest_marker("cpu_only")
+        if marker is not None:
+            reason = marker.args[0] if marker.args else "a CPU-only check"
+            item.add_marker(pytest.mark.skip(reason=f"CPU only: {reason}"))
