@@ -127,7 +127,7 @@ def accurate_exp(x: mx.array) -> mx.array:
     float32-accurate (relative error ~3e-7, 0 below -88), so there it is
     ``cosh + sinh`` (for ``x < 0``, ``1 / (cosh|x| + sinh|x|)``), accurate to
     a few ulps at 2.5x the cost."""
-    if x.dtype != mx.float64:
+    if not isinstance(x, mx.array) or x.dtype != mx.float64:  # a Python scalar is float32
         return mx.exp(x)
     c, s = mx.cosh(x), mx.sinh(x)
     return mx.where(x >= 0, c + s, 1.0 / (c - s))

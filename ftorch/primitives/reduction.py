@@ -470,16 +470,20 @@ def _softmax_weights(x, axes):
     """``softmax(x)`` over ``axes``: the derivative of logsumexp. A -inf
     entry gets 0, as in the softmax, and so does every entry of a slice that
     is entirely -inf (the result there is the constant -inf), where the
-    softmax would be nan. -inf entries go into the softmax as the lowest
-    finite value (which changes no weight unless a slice's finite entries lie
-    within about 100 of it), so that no nan arises in its derivative either,
-    and come out as 0. Elementwise masks only: no reduction beyond the
-    softmax's own, so a compiled gradient costs what the softmax does."""
+    softmax, and JAX, give nan. -inf entries go into the softmax as the
+    lowest finite value (which changes no weight unless a slice's finite
+    entries lie within about 100 of it), so that no nan arises in its
+    derivative either, and come out as 0. A +inf entry makes the result +inf
+    whatever the others are: they get 0 and the +inf entries nan, as in JAX.
+    Elementwise masks only: no reduction beyond the softmax's own, so a
+    compiled gradient costs what the softmax does."""
     if not is_floating(x.dtype):
         return softmax(x, axes)
-    neg_inf = lax.equal(x, -math.inf)
-    safe = softmax(lax.where(neg_inf, float(mx.finfo(x.dtype).min), x), axes)
-    return lax.where(neg_inf, 0.0, safe)
+    info = mx.finfo(x.dtype)
+    neg_inf, pos_inf = lax.equal(x, -math.inf), lax.equal(x, math.inf)
+    safe = softmax(lax.where(neg_inf, float(info.min), lax.where(pos_inf, float(info.max), x)),
+                   axes)
+    return lax.where(neg_inf, 0.0, lax.where(pos_inf, math.nan, safe))
 
 
 logsumexp_p = Primitive("logsumexp", _reduce_impl(mx.logsumexp))
