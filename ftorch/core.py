@@ -701,7 +701,16 @@ def mlx_at(x: mx.array) -> Any:
     return _mlx_at.__get__(x)
 
 
+def _check_int_index(x: mx.array, idx: int) -> None:
+    """MLX reads past the end for an out-of-range ``x[i]`` (and crashes for
+    some negative ``i``); tuples of ints it checks itself."""
+    if x.ndim and not -x.shape[0] <= idx < x.shape[0]:
+        raise IndexError(f"index {idx} is out of bounds for axis 0 with size {x.shape[0]}")
+
+
 def _array_getitem(self: mx.array, idx: Any) -> Any:
+    if type(idx) is int:
+        _check_int_index(self, idx)
     try:
         return mlx_getitem(self, idx)
     except (TypeError, ValueError):  # boolean masks, tracers, lists of arrays
@@ -714,6 +723,8 @@ def _array_setitem(self: mx.array, idx: Any, value: Any) -> None:
         raise TypeError(
             "x[idx] = value updates an mx.array in place, which cannot take traced values: "
             "write x = x.at[idx].set(value) (a new array, differentiable in x and value)")
+    if type(idx) is int:
+        _check_int_index(self, idx)
     mlx_setitem(self, idx, value)
 
 

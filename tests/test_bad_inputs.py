@@ -64,6 +64,26 @@ class TestCrashes:
         assert out.split() == ["[nan,", "3.0,", "nan]", "[nan]"]
 
 
+    def test_out_of_range_int_index_of_a_plain_array(self):
+        # MLX reads past the end for x[5] and crashes for x[-7]; JAX raises.
+        out = run_child("""
+            x = mx.arange(6.0).reshape(2, 3)
+            for get in (lambda: x[5], lambda: x[-7], lambda: x[0][3], lambda: x[1][-4]):
+                try:
+                    mx.eval(get())
+                except IndexError as e:
+                    print("IndexError" if "out of bounds for axis 0" in str(e) else e)
+            for i in (2, -3):
+                try:
+                    x[i] = 1.0
+                except IndexError as e:
+                    print("IndexError" if f"index {i} is out of bounds" in str(e) else e)
+            x[-1] = 7.0
+            print(x[-2].tolist(), x[1].tolist())
+        """)
+        rows = ["[0.0,", "1.0,", "2.0]", "[7.0,", "7.0,", "7.0]"]
+        assert out.split() == ["IndexError"] * 6 + rows
+
     def test_allocations_beyond_memory_raise(self):
         # More cases, and a pretend small device: tests/test_creation_args.py.
         out = run_child("""
