@@ -22,11 +22,24 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import mlx.core as mx
+import numpy as np
+
 import ftorch.primitives as lax
 from ftorch import tree
-from ftorch.core import Primitive
+from ftorch.core import (
+    Primitive,
+    Tracer,
+    as_array,
+    aval_of,
+    format_aval,
+    global_random_key,
+    is_complex,
+    is_inexact,
+)
 from ftorch.primitives._rules import move_bdim
 from ftorch.transforms import _util
+from ftorch.transforms.staging import ConcretizationError, stage
 from ftorch.transforms.vjp import vjp_flat
 from ftorch.transforms.vmap import batch_flat
 
@@ -35,15 +48,23 @@ __all__ = ["custom_jvp", "custom_vjp"]
 
 class _Signature:
     """How a call's arguments and results are laid out: the static
-    (``nondiff_argnums``) arguments, the tree of the others, and the tree
-    of the result, recorded when the function first runs."""
+    (``nondiff_argnums``) arguments, the tree and avals of the others, and
+    the tree and avals of the function's result, recorded when it runs."""
 
     def __init__(self, args: tuple, nondiff: tuple[int, ...], fname: str):
         self.static = {i: args[i] for i in nondiff if i < len(args)}
         dynamic = tuple(a for i, a in enumerate(args) if i not in self.static)
         self.leaves, self.in_tree = _util.flatten_arrays(dynamic, f"{fname} argument")
         self.nargs = len(args)
+        self._in_avals: tuple | None = None
         self.out_tree: Any = None
+        self.out_avals: list | None = None
+
+    @property
+    def in_avals(self) -> tuple:
+        if self._in_avals is None:  # only the checks of rules' outputs need them
+            self._in_avals = tuple(aval_of(x) for x in self.leaves)
+        return self._in_avals
 
     def dynamic(self, leaves: Sequence) -> tuple:
         return tuple(tree.unflatten(self.in_tree, list(leaves)))
@@ -56,8 +77,113 @@ class _Signature:
         return [self.static[i] for i in sorted(self.static)]
 
     def flat_out(self, out: Any, what: str) -> list:
+        """The leaves of the function's result, recording its tree and avals."""
         leaves, self.out_tree = _util.flatten_arrays(out, what)
+        self.out_avals = [aval_of(x) for x in leaves]
         return leaves
+
+
+def _name(f: Any) -> str:
+    return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+
+
+def _describe(x: Any) -> str:
+    """What a rule returned, for an error message."""
+    if x is None:
+        return "None"
+    if isinstance(x, (tuple, list)):
+        return f"a {type(x).__name__} of {len(x)}"
+    try:
+        return f"an array {format_aval(aval_of(x))}"
+    except (TypeError, ValueError):
+        return f"{type(x).__name__} {x!r}"
+
+
+_ARRAY_TYPES = (mx.array, np.ndarray, Tracer)
+_UNKNOWN = object()
+
+
+class _CustomFunction:
+    """What ``custom_jvp`` and ``custom_vjp`` share: the function, its
+    static arguments, and the check that a rule's primal output is the
+    function's (structure, shapes and dtypes)."""
+
+    kind = ""
+    _MAX_TYPES = 64  # signatures remembered (static arguments may be new objects each call)
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        _util.check_callable(fun, self.kind)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        # (argument tree, avals, static arguments) -> the function's output tree and avals.
+        self._out_types: dict = {}
+
+    def _out_type(self, sig: _Signature, fresh: bool = False) -> tuple | None:
+        """The function's output tree and avals for ``sig``'s arguments: from
+        this call if the function ran in it, else from a trace of it on the
+        arguments' shapes, made once per signature. ``None`` where there is
+        nothing to compare with: the trace needs values, or draws from MLX's
+        global random state, or the static arguments are arrays or unhashable."""
+        if sig.out_avals is not None:
+            return sig.out_tree, sig.out_avals
+        statics = tuple(sig.statics())
+        if statics and any(isinstance(x, _ARRAY_TYPES) for x in tree.leaves(statics)):
+            return None  # arrays are no key: they would be kept alive, one per call
+        key = (sig.in_tree, sig.in_avals, statics)
+        try:
+            known = self._out_types.get(key, _UNKNOWN) if not fresh else _UNKNOWN
+        except TypeError:
+            return None
+        if known is not _UNKNOWN:
+            return known
+        found: list = []
+
+        def run(leaves):
+            out, out_tree = _util.flatten_arrays(self.fun(*sig.full(leaves)), "output")
+            found.append(out_tree)
+            return out
+
+        random_key = global_random_key()
+        try:
+            graph, _ = stage(run, sig.in_avals, f"{self.kind} function {_name(self.fun)!r}")
+            known: tuple | None = (found[0], list(graph.out_avals))
+        except ConcretizationError:
+            known = None
+        except RuntimeError:
+            if global_random_key() is random_key:
+                raise
+            known = None
+        if len(self._out_types) >= self._MAX_TYPES:
+            self._out_types.clear()
+        self._out_types[key] = known
+        return known
+
+    def _check_primal_out(self, sig: _Signature, out: Any, rule: str,
+                          what: str) -> tuple[list, list]:
+        """The leaves of ``out``, a rule's primal output, and their avals,
+        which must be the function's: the same structure, shapes and dtypes."""
+        leaves, out_tree = _util.flatten_arrays(out, f"{self.kind}: {what} of {rule}")
+        got = (out_tree, [aval_of(x) for x in leaves])
+        expected = self._out_type(sig)
+        if expected is not None and expected != got and sig.out_avals is None:
+            expected = self._out_type(sig, fresh=True)  # the function may have changed since
+        if expected is not None and expected != got:
+            self._mismatch(got, expected, rule, what)
+        sig.out_tree = out_tree
+        return leaves, got[1]
+
+    def _mismatch(self, got: tuple, expected: tuple, rule: str, what: str) -> None:
+        (out_tree, avals), (fun_tree, fun_avals) = got, expected
+        fname = _name(self.fun)
+        if out_tree != fun_tree:
+            raise TypeError(f"{self.kind}: {rule} returned {what} of structure {out_tree}, "
+                            f"but {fname!r} returns {fun_tree}; it must be the function's output")
+        for name, have, want in zip(_util.leaf_names(out_tree, what), avals, fun_avals):
+            if have != want:
+                raise (ValueError if have.shape != want.shape else TypeError)(
+                    f"{self.kind}: {rule} returned {format_aval(have)} as {name}, but "
+                    f"{fname!r} returns {format_aval(want)} there; it must be the function's "
+                    "output")
 
 
 def _at_zero(vals: Sequence, dims: Sequence, axis_size: int) -> list:
@@ -96,7 +222,9 @@ custom_jvp_call_p = Primitive(
 @custom_jvp_call_p.def_jvp
 def _custom_jvp_jvp(primals, tangents, fun, jvp):
     tangents = [lax.zeros_like(p) if t is None else t for p, t in zip(primals, tangents)]
-    return jvp(list(primals), tangents)
+    outs, t_outs = jvp(list(primals), tangents)
+    # Integer and boolean outputs have zero tangents, whatever the rule said.
+    return outs, [t if is_inexact(aval_of(o).dtype) else None for o, t in zip(outs, t_outs)]
 
 
 @custom_jvp_call_p.def_vjp
@@ -124,11 +252,13 @@ def _custom_jvp_batch(vals, dims, axis_size, fun, jvp):
     return outs, [0] * len(outs)
 
 
-class custom_jvp:
+class custom_jvp(_CustomFunction):
     """A function with a user-defined JVP rule, as ``jax.custom_jvp``: the
     rule is ``rule(*nondiff_args, primals, tangents) -> (out, tangent_out)``
     (``primals`` and ``tangents`` tuples of the other arguments). Reverse
-    mode transposes it.
+    mode transposes it. As in JAX, ``out`` must have the function's output
+    structure, shapes and dtypes, and ``tangent_out`` the same, but only the
+    shapes of integer and boolean outputs (whose tangents are zero).
 
     >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
     >>> @ft.custom_jvp
@@ -142,10 +272,10 @@ class custom_jvp:
     (10.0, 10.0)
     """
 
+    kind = "custom_jvp"
+
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
-        _util.check_callable(fun, "custom_jvp")
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.rule: Callable | None = None
 
     def defjvp(self, rule: Callable) -> Callable:
@@ -159,21 +289,43 @@ class custom_jvp:
             raise AttributeError("custom_jvp: no JVP rule; define one with @f.defjvp")
         sig = _Signature(args, self.nondiff_argnums, "custom_jvp")
         fun, rule = self.fun, self.rule
+        where = f"the JVP rule {_name(rule)!r} of {_name(fun)!r}"
 
         def flat_fun(leaves):
             return sig.flat_out(fun(*sig.full(leaves)), "custom_jvp output")
 
         def flat_jvp(primals, tangents):
-            out, t_out = rule(*sig.statics(), sig.dynamic(primals), sig.dynamic(tangents))
-            t_leaves, t_tree = _util.flatten_arrays(t_out, "custom_jvp rule's tangent output")
-            out_leaves = sig.flat_out(out, "custom_jvp rule's output")
-            if t_tree != sig.out_tree:
-                raise TypeError(f"custom_jvp: the rule's tangent output has structure {t_tree}, "
-                                f"its primal output {sig.out_tree}")
-            return out_leaves, t_leaves
+            got = rule(*sig.statics(), sig.dynamic(primals), sig.dynamic(tangents))
+            if not (isinstance(got, (tuple, list)) and len(got) == 2):
+                raise TypeError(f"custom_jvp: {where} must return a pair (primal_out, "
+                                f"tangent_out), got {_describe(got)}")
+            outs, avals = self._check_primal_out(sig, got[0], where, "primal_out")
+            return outs, _check_tangents(got[1], avals, sig.out_tree, where)
 
         outs = custom_jvp_call_p.bind(*sig.leaves, fun=flat_fun, jvp=flat_jvp)
         return tree.unflatten(sig.out_tree, outs)
+
+
+def _check_tangents(t_out: Any, out_avals: list, out_tree: Any, where: str) -> list:
+    """The leaves of a JVP rule's ``tangent_out``: the structure of its
+    primal output, and each leaf its primal's shape and (for floating and
+    complex primals) dtype, as JAX's tangent types. Integer and boolean
+    outputs have zero tangents: any dtype of their shape is accepted, and
+    ignored."""
+    leaves, t_tree = _util.flatten_arrays(t_out, f"custom_jvp: tangent_out of {where}")
+    if t_tree != out_tree:
+        raise TypeError(f"custom_jvp: {where} returned a tangent_out of structure {t_tree} for "
+                        f"a primal_out of structure {out_tree}; they must be the same")
+    for k, (t, oa) in enumerate(zip(leaves, out_avals)):
+        ta = aval_of(t)
+        if ta.shape != oa.shape or (is_inexact(oa.dtype) and ta.dtype != oa.dtype):
+            name = _util.leaf_names(out_tree, "tangent_out")[k]
+            error = ValueError if ta.shape != oa.shape else TypeError
+            raise error(
+                f"custom_jvp: {where} returned {format_aval(ta)} as {name}, for a primal "
+                f"output of {format_aval(oa)}; a tangent must have its primal's shape and "
+                "dtype (only its shape for integer and boolean outputs)")
+    return leaves
 
 
 # ----------------------------------------------------------------------------
@@ -233,11 +385,16 @@ def _custom_vjp_batch(vals, dims, axis_size, fun, fwd, bwd):
     return outs, [0] * len(outs)
 
 
-class custom_vjp:
+class custom_vjp(_CustomFunction):
     """A function with a user-defined VJP, as ``jax.custom_vjp``:
     ``fwd(*args) -> (out, residuals)`` and
     ``bwd(*nondiff_args, residuals, ct_out) -> tuple`` of one cotangent (a
     pytree like the argument, or ``None``) per differentiable argument.
+    As in JAX, ``out`` must have the function's output structure, shapes
+    and dtypes, and each cotangent its argument's structure (``None`` for
+    any zero subtree) and shapes; a floating cotangent of another precision
+    is cast to the argument's dtype, and those of integer and boolean
+    arguments are ignored.
 
     >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
     >>> @ft.custom_vjp
@@ -248,10 +405,10 @@ class custom_vjp:
     1.0
     """
 
+    kind = "custom_vjp"
+
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
-        _util.check_callable(fun, "custom_vjp")
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
 
@@ -266,6 +423,8 @@ class custom_vjp:
             raise AttributeError("custom_vjp: no rule; define one with f.defvjp(fwd, bwd)")
         sig = _Signature(args, self.nondiff_argnums, "custom_vjp")
         fun, fwd, bwd = self.fun, self.fwd, self.bwd
+        fwd_where = f"the fwd rule {_name(fwd)!r} of {_name(fun)!r}"
+        bwd_where = f"the bwd rule {_name(bwd)!r} of {_name(fun)!r}"
         res_tree: list = []
 
         def flat_fun(leaves):
@@ -273,27 +432,84 @@ class custom_vjp:
 
         def flat_fwd(leaves):
             got = fwd(*sig.full(leaves))
-            if not (isinstance(got, tuple) and len(got) == 2):
-                raise TypeError("custom_vjp: fwd must return a pair (output, residuals)")
+            if not (isinstance(got, (tuple, list)) and len(got) == 2):
+                raise TypeError(f"custom_vjp: {fwd_where} must return a pair (out, residuals), "
+                                f"got {_describe(got)}")
             out, res = got
             res_leaves, res_tree_ = tree.flatten(res)
             res_tree[:] = [res_tree_]
-            return sig.flat_out(out, "custom_vjp fwd output"), res_leaves
+            return self._check_primal_out(sig, out, fwd_where, "out")[0], res_leaves
 
         def flat_bwd(res_leaves, cts):
             got = bwd(*sig.statics(), tree.unflatten(res_tree[0], list(res_leaves)),
                       tree.unflatten(sig.out_tree, list(cts)))
-            arg_trees = sig.dynamic(list(range(len(sig.leaves))))
-            if not isinstance(got, tuple) or len(got) != len(arg_trees):
-                raise TypeError(
-                    f"custom_vjp: bwd must return a tuple of {len(arg_trees)} cotangents (one "
-                    f"per differentiable argument), got {type(got).__name__}")
-            leaves: list = []
-            for ct, positions in zip(got, arg_trees):
-                n = len(tree.leaves(positions))
-                leaves.extend([None] * n if ct is None
-                              else tree.leaves(ct, is_leaf=lambda x: x is None))
-            return leaves
+            return _check_cotangents(got, sig, bwd_where)
 
         outs = custom_vjp_call_p.bind(*sig.leaves, fun=flat_fun, fwd=flat_fwd, bwd=flat_bwd)
         return tree.unflatten(sig.out_tree, outs)
+
+
+def _placed(got: Any, sig: _Signature, where: str) -> list:
+    """The cotangents in ``got`` at their arguments' leaves, ``None`` at
+    those of the zero subtrees (``None`` in ``got``)."""
+    leaves: list = [None] * len(sig.leaves)
+
+    def place(ct, positions):
+        if ct is not None:
+            if not isinstance(positions, int):  # a leaf where the argument has a subtree
+                raise ValueError
+            leaves[positions] = ct
+
+    args = sig.dynamic(list(range(len(sig.leaves))))  # each argument's leaves' positions
+    for i, (ct, positions) in enumerate(zip(got, args)):
+        try:
+            tree.map(place, ct, positions, is_leaf=lambda x: x is None)
+        except ValueError:
+            raise TypeError(
+                f"custom_vjp: {where} returned a cotangent of structure {tree.structure(ct)} as "
+                f"output[{i}], for an argument of structure {tree.structure(positions)}; return "
+                "a pytree like the argument (None for a zero leaf or subtree)") from None
+    return leaves
+
+
+def _check_cotangents(got: Any, sig: _Signature, where: str) -> list:
+    """The leaves of what a bwd rule returned, one cotangent per argument
+    leaf (``None`` for zero), checked as JAX does: a tuple (or list) with
+    one entry per differentiable argument, each ``None`` or a pytree like
+    the argument with ``None`` for any zero subtree, each leaf of its
+    argument's shape. A floating cotangent of another precision is cast to
+    the argument's dtype (JAX accepts it too); integer, boolean and complex
+    ones for real arguments are errors. Integer and boolean arguments have
+    no cotangent: whatever is returned for them is ignored."""
+    n_args = sig.in_tree.num_children
+    if not (isinstance(got, (tuple, list)) and len(got) == n_args):
+        raise TypeError(
+            f"custom_vjp: {where} must return a tuple of {n_args} cotangent(s), one per "
+            f"differentiable argument (None for a zero one), got {_describe(got)}")
+    leaves, ct_tree = tree.flatten(tuple(got))
+    if ct_tree != sig.in_tree:  # None for zero subtrees, or a wrong structure
+        leaves = _placed(got, sig, where)
+    for k, (ct, a) in enumerate(zip(leaves, sig.in_avals)):
+        if ct is None:
+            continue
+        if not is_inexact(a.dtype):  # JAX: float0, ignored
+            leaves[k] = None
+            continue
+        if not isinstance(ct, (mx.array, Tracer)):  # the common case is kept cheap
+            name = _util.leaf_names(sig.in_tree, "output")[k]
+            ct = leaves[k] = as_array(ct, f"custom_vjp: {name} of {where}")
+        c = aval_of(ct)
+        if c == a:
+            continue
+        name = _util.leaf_names(sig.in_tree, "output")[k]
+        if c.shape != a.shape:
+            raise ValueError(
+                f"custom_vjp: {where} returned {format_aval(c)} as {name}, for an argument "
+                f"of {format_aval(a)}; a cotangent must have its argument's shape (or be None, "
+                "for zero)")
+        if not is_inexact(c.dtype) or (is_complex(c.dtype) and not is_complex(a.dtype)):
+            raise TypeError(
+                f"custom_vjp: {where} returned {format_aval(c)} as {name}, for an argument of "
+                f"{format_aval(a)}; a cotangent must have its argument's dtype")
+        leaves[k] = lax.astype(ct, a.dtype)
+    return leaves
