@@ -191,7 +191,7 @@ class Primitive:
         try:
             tracers = [a if isinstance(a, Tracer) and a._trace.main is main
                        else trace.full_raise(a) for a in args]
-        except TypeError:
+        except (TypeError, OverflowError):
             self._explain_failure(args)
             raise
         return trace.process_primitive(self, tracers, params)
@@ -204,6 +204,8 @@ class Primitive:
                 raise TypeError(
                     f"{self.name}: operand {i} must be an array or a Python scalar, got "
                     f"{type(a).__name__}: {a!r}")
+            if type(a) is int and not -2**63 <= a < 2**63:
+                raise _conversion_error(a, f"{self.name}: operand {i}", OverflowError())
 
     def abstract_eval(self, *avals: Any, **params: Any) -> Any:
         if self._abstract_eval is not None:
@@ -375,6 +377,8 @@ class Trace:
                     raise TypeError(f"an operand must be an array or a Python scalar, got "
                                     f"{type(val).__name__}: {val!r}")
                 val = mx.array(val)
+            elif type(val) is int and not -2**63 <= val < 2**63:  # MLX: std::bad_cast
+                raise OverflowError(f"the Python int {val} does not fit in int64")
             return self.pure(val)
         main = val._trace.main
         if main is self.main:
@@ -806,7 +810,28 @@ def as_array(x: Any, name: str = "argument") -> Any:
     if isinstance(x, (mx.array, Tracer)):
         return x
     if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex, list, tuple)):
-        return mx.array(x)
+        try:
+            return mx.array(x)
+        except (RuntimeError, ValueError) as e:  # MLX's "std::bad_cast" names nothing
+            raise _conversion_error(x, name, e) from None
     raise TypeError(f"{name} must be an array, got {type(x).__name__}: {x!r}")
+
+
+def _conversion_error(x: Any, name: str, error: Exception) -> Exception:
+    """Why MLX could not make an array of the Python value ``x``."""
+    def ints(v):
+        if isinstance(v, (list, tuple)):
+            for item in v:
+                yield from ints(item)
+        elif type(v) is int:
+            yield v
+
+    big = [v for v in ints(x) if not -2**63 <= v < 2**63]
+    if big:
+        return OverflowError(f"{name}: the Python int {big[0]} does not fit in int64, MLX's "
+                             "widest integer; pass it as a float, or split it")
+    text = str(error).removeprefix("[array] ")
+    return ValueError(f"{name}: cannot make an array of {type(x).__name__} {x!r:.80}: {text} "
+                      "(nested lists must be rectangular, of numbers or arrays)")
 
 

@@ -189,6 +189,25 @@ class TestErrorsSayWhatToDo:
             ft.jit(lambda x: fnp.add(x, bad))(mx.ones(2))
 
 
+    @pytest.mark.parametrize("value, error, match", [
+        (2**63, OverflowError, "the Python int 9223372036854775808 does not fit in int64"),
+        ([[1, -2**70]], OverflowError, "the Python int -1180591620717411303424 does not fit"),
+        ([1, [2]], ValueError, "cannot make an array of list"),
+        ([[1, 2], [3]], ValueError, "nested lists must be rectangular"),
+        (["a"], ValueError, "Invalid type str"),
+    ])
+    def test_python_values_mlx_cannot_hold(self, value, error, match):
+        # MLX says "std::bad_cast" for a large int, naming nothing.
+        with pytest.raises(error, match=match):
+            fnp.asarray(value)
+
+    def test_python_ints_beyond_int64_as_operands(self):
+        with pytest.raises(OverflowError, match=r"add: operand 1: the Python int 9223372036"):
+            fnp.add(mx.ones(1), 2**63)
+        for transform in (ft.jit, ft.grad, ft.vmap):
+            with pytest.raises(OverflowError, match=r"multiply: operand 0: the Python int -1844"):
+                transform(lambda x: fnp.sum(fnp.multiply(-2**64, x)))(mx.ones(1))
+
     def test_creation_arguments(self):
         with pytest.raises(ft.ConcretizationError, match="arange: stop must be a static"):
             ft.jit(lambda n: fnp.arange(n))(mx.array(3))
