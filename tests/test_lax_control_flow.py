@@ -408,7 +408,7 @@ def test_while_loop_errors():
             "carry is f32[2] in init_val and f32[1] in body_fun's output")):
         lax.while_loop(lambda v: True, lambda v: v[:1], x)
     with pytest.raises(TypeError, match=re.escape(
-            "carry[1] is f32[2] in init_val and f16[2] in body_fun's output")):
+            "carry[1] is f32[2] in init_val and f16[2] in body_fun's output. " + CARRY_HINT)):
         lax.while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, c[1].astype(mx.float16)),
                        (mx.array(0), x))
 
@@ -502,6 +502,46 @@ def test_fori_loop_bound_errors():
         lax.fori_loop(0.0, 3, lambda i, v: v, x)
     with pytest.raises(TypeError, match="integer"):
         ft.jit(lambda n: lax.fori_loop(0, n, lambda i, v: v, x))(f64(3.0))
+
+
+CARRY_HINT = ("The carry keeps its type from one iteration to the next: make body_fun return "
+              "init_val's structure, shapes and dtypes")
+FORI_INIT = {"w": mx.zeros(3), "n": mx.array(0)}
+
+
+@pytest.mark.parametrize("body, message", [
+    (lambda i, v: {"w": v["w"][:2], "n": v["n"]},
+     "fori_loop: body_fun(i, val)'s output and init_val must have the same shapes and dtypes, "
+     "but val['w'] is f32[3] in init_val and f32[2] in body_fun's output. " + CARRY_HINT),
+    (lambda i, v: {"w": v["w"], "n": v["n"] + 0.5},
+     "but val['n'] is i32[] in init_val and f32[] in body_fun's output. " + CARRY_HINT),
+    (lambda i, v: (v["w"], v["n"]),
+     "fori_loop: body_fun(i, val)'s output and init_val must have the same structure, but it is "
+     "PyTreeSpec({'n': *, 'w': *}) in init_val and PyTreeSpec((*, *)) in body_fun's output. "
+     + CARRY_HINT),
+], ids=["shape", "dtype", "structure"])
+@pytest.mark.parametrize("bounds", ["static", "traced"])
+def test_fori_loop_carry_errors_name_fori_loop_and_the_users_carry(body, message, bounds):
+    # Static bounds make a scan, traced ones a while_loop: either way the
+    # error is fori_loop's, about init_val's leaves (no loop index in it).
+    if bounds == "static":
+        def run():
+            return lax.fori_loop(0, 3, body, FORI_INIT)
+    else:
+        def run():
+            return ft.jit(lambda n: lax.fori_loop(0, n, body, FORI_INIT))(mx.array(3))
+    with pytest.raises(TypeError, match=re.escape(message)):
+        run()
+
+
+def test_fori_loop_carry_error_for_a_python_scalar_init_val():
+    with pytest.raises(TypeError, match=re.escape(
+            "but val is i32[] in init_val and f32[] in body_fun's output. " + CARRY_HINT
+            + " (cast with .astype, or give init_val the dtype body_fun produces, e.g. 0.0 "
+            "rather than 0 for a float carry)")):
+        lax.fori_loop(0, 3, lambda i, v: v + 0.5, 0)
+    with pytest.raises(TypeError, match=re.escape("fori_loop: body_fun(i, val)'s output")):
+        ft.vmap(lambda x: lax.fori_loop(0, 3, lambda i, v: v[:1], x))(mx.zeros((2, 3)))
 
 
 # ----------------------------------------------------------------------------
@@ -751,7 +791,8 @@ def test_scan_errors():
         lax.scan(lambda c, v: ({"h": c["h"], "c": c["c"].astype(mx.float16)}, v),
                  {"h": x, "c": x}, x)
     with pytest.raises(TypeError, match=re.escape(
-            "carry[1] is f32[2] in init and f32[1] in f's output carry")):
+            "carry[1] is f32[2] in init and f32[1] in f's output carry. The carry keeps its "
+            "type from one iteration to the next: make f return init's structure")):
         lax.scan(lambda c, v: ((c[0], c[1][:1]), v), (x, x), x)
     with pytest.raises(TypeError, match=r"same structure"):
         lax.scan(lambda c, v: ((c, c), v), x, x)

@@ -13,19 +13,21 @@ from ftorch.graph import Graph, Var
 
 def check_same_avals(fname: str, what: str, names: Sequence[str],
                      first: tuple[Any, Sequence[ShapeDtypeStruct], str],
-                     second: tuple[Any, Sequence[ShapeDtypeStruct], str]) -> None:
+                     second: tuple[Any, Sequence[ShapeDtypeStruct], str],
+                     hint: str = "") -> None:
     """Two pytrees of avals must match in structure, shapes and dtypes.
 
     ``first`` and ``second`` are (tree, avals, label); the error names the
-    first leaf that differs and both its shapes/dtypes."""
+    first leaf that differs and both its shapes/dtypes, then adds ``hint``."""
     (tree_a, avals_a, label_a), (tree_b, avals_b, label_b) = first, second
     if tree_a != tree_b:
         raise TypeError(f"{fname}: {what} must have the same structure, but it is {tree_a} "
-                        f"{label_a} and {tree_b} {label_b}")
+                        f"{label_a} and {tree_b} {label_b}{hint}")
     for name, a, b in zip(names, avals_a, avals_b):
         if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype:
             raise TypeError(f"{fname}: {what} must have the same shapes and dtypes, but {name} "
-                            f"is {format_aval(a)} {label_a} and {format_aval(b)} {label_b}")
+                            f"is {format_aval(a)} {label_a} and {format_aval(b)} {label_b}"
+                            f"{hint}")
 
 
 def permuted(graph: Graph, in_order: Sequence[int], out_order: Sequence[int]) -> Graph:

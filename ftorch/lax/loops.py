@@ -101,11 +101,19 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     check_same_avals("while_loop", "body_fun's output and init_val",
                      _util.leaf_names(init_tree, "carry"),
                      (init_tree, in_avals, "in init_val"),
-                     (b.out_tree, b.graph.out_avals, "in body_fun's output"))
+                     (b.out_tree, b.graph.out_avals, "in body_fun's output"),
+                     _carry_hint("body_fun", "init_val"))
     outs = while_p.bind(*c.hoisted, *b.hoisted, *leaves, cond_graph=c.graph,
                         body_graph=b.graph, n_cond_consts=len(c.hoisted),
                         n_body_consts=len(b.hoisted))
     return tree.unflatten(init_tree, outs)
+
+
+def _carry_hint(fn: str, init: str) -> str:
+    """What to do when a loop body changes its carry's type."""
+    return (f". The carry keeps its type from one iteration to the next: make {fn} return "
+            f"{init}'s structure, shapes and dtypes (cast with .astype, or give {init} the dtype "
+            f"{fn} produces, e.g. 0.0 rather than 0 for a float carry)")
 
 
 def _predicate(out: Any) -> tuple[list, Any]:
@@ -306,7 +314,7 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     check_same_avals("scan", "f's output carry and init", _util.leaf_names(c_tree, "carry"),
                      (c_tree, c_avals, "in init"),
                      (carry_tree, body.graph.out_avals[:carry_tree.num_leaves],
-                      "in f's output carry"))
+                      "in f's output carry"), _carry_hint("f", "init"))
     outs = scan_p.bind(*body.hoisted, *c_leaves, *x_leaves, graph=body.graph,
                        n_consts=len(body.hoisted), n_carry=n_carry, length=length,
                        reverse=bool(reverse), unroll=int(unroll or 1))
@@ -698,6 +706,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any,
     10
     """
     _util.check_callable(body_fun, "fori_loop")
+    body_fun = _checked_fori_body(body_fun, init_val)
     lo, hi = _static_bound(lower), _static_bound(upper)
     if lo is not None and hi is not None:
         dtype = _bound_dtype(lower, upper)
@@ -722,6 +731,26 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any,
 
     return while_loop(lambda c: c[0] < c[1], body,
                       (fnp.astype(lower, dtype), fnp.astype(upper, dtype), init_val))[2]
+
+
+def _checked_fori_body(body_fun: Callable, init_val: Any) -> Callable:
+    """``body_fun``, checked to return a val of ``init_val``'s type while it
+    is staged: the loop it becomes (a scan or a while_loop) would otherwise
+    report the mismatch in terms of its own carry, with the loop index in it."""
+    init_leaves, init_tree = _util.flatten_arrays(init_val, "init_val")
+    init_avals = [aval_of(x) for x in init_leaves]
+    names = _util.leaf_names(init_tree, "val")
+
+    def checked(i, val):
+        out = body_fun(i, val)
+        leaves, out_tree = _util.flatten_arrays(out, "body_fun's output")
+        check_same_avals("fori_loop", "body_fun(i, val)'s output and init_val", names,
+                         (init_tree, init_avals, "in init_val"),
+                         (out_tree, [aval_of(x) for x in leaves], "in body_fun's output"),
+                         _carry_hint("body_fun", "init_val"))
+        return out
+
+    return checked
 
 
 def _static_bound(b: Any) -> int | None:
