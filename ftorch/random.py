@@ -23,15 +23,18 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import mlx.core as mx
+import numpy as np
 
 import ftorch.numpy as fnp
 import ftorch.primitives as lax
 from ftorch.core import Primitive, Tracer, aval_of, format_aval
 from ftorch.dtypes import DTypeLike, to_mlx_dtype
+from ftorch.memory import check_fits
 from ftorch.primitives._rules import move_bdim, nondifferentiable
 from ftorch.primitives.creation import static_shape
 
@@ -43,29 +46,85 @@ __all__ = [
 
 
 def key(seed: int) -> mx.array:
-    """A key from an integer seed: ``mx.random.key(seed)``.
+    """A key from an integer seed: ``mx.random.key(seed)``, the seed's 64
+    bits as two uint32 words (high, low). A negative seed counts as its
+    two's complement int64, as in JAX with 64-bit integers
+    (``jax_enable_x64``): ``key(-1)`` is ``[2**32 - 1, 2**32 - 1]``. Seeds
+    must fit in 64 bits: ``-2**63 <= seed < 2**64``.
 
     >>> import ftorch.random as random
-    >>> random.key(0).tolist()
-    [0, 0]
+    >>> random.key(0).tolist(), random.key(2**32 + 5).tolist(), random.key(-1).tolist()
+    ([0, 0], [1, 5], [4294967295, 4294967295])
     """
-    if isinstance(seed, bool) or not isinstance(seed, int):
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"key: seed must be a Python int, got {type(seed).__name__}: {seed!r}")
-    return mx.random.key(seed)
+    seed = int(seed)
+    if not -2 ** 63 <= seed < 2 ** 64:
+        raise OverflowError(f"key: seed must fit in 64 bits (-2**63 <= seed < 2**64), got {seed}; "
+                            "reduce it first, e.g. seed % 2**64")
+    return mx.random.key(seed % 2 ** 64)
 
 
 PRNGKey = key  # JAX's older name
 
 
 def _check_key(k: Any, fname: str) -> Any:
+    """``k`` as a single key (a NumPy key becomes an MLX array), or an error
+    naming ``fname`` that says what was passed and what to pass instead."""
+    if isinstance(k, np.ndarray) and k.dtype == np.uint32:
+        k = mx.array(k)
     if not isinstance(k, (mx.array, Tracer)):
+        hint = (f"; pass the key random.key({k}), not the seed" if isinstance(k, int)
+                and not isinstance(k, bool) else "")
         raise TypeError(f"{fname}: key must be a key array (ftorch.random.key(seed)), got "
-                        f"{type(k).__name__}: {k!r}")
+                        f"{type(k).__name__}: {k!r}{hint}")
     a = aval_of(k)
+    if a.dtype == mx.uint32 and len(a.shape) > 1 and a.shape[-1] == 2:
+        raise TypeError(f"{fname}: key must be a single key, of shape (2,), but got a batch of "
+                        f"keys {format_aval(a)}; to draw with each key, map over them as in JAX: "
+                        f"ft.vmap(lambda k: random.{fname}(k, ...))(keys)")
     if a.shape != (2,) or a.dtype != mx.uint32:
+        hint = ("; cast raw key data with .astype(mx.uint32)" if a.shape == (2,) and
+                mx.issubdtype(a.dtype, mx.integer) else "")
         raise TypeError(f"{fname}: key must be a uint32 array of shape (2,) "
-                        f"(ftorch.random.key(seed)), got {format_aval(a)}")
+                        f"(ftorch.random.key(seed) or mx.random.key(seed)), got "
+                        f"{format_aval(a)}{hint}")
     return k
+
+
+def _shape_of(value: Any) -> tuple[int, ...]:
+    if isinstance(value, (mx.array, Tracer)):
+        return tuple(aval_of(value).shape)
+    return tuple(np.shape(value))
+
+
+def _sample_shape(shape: Any, dtype: mx.Dtype, fname: str, **params: Any) -> tuple[int, ...]:
+    """``shape`` as a tuple, checked as ``jax.random`` checks it: the shape
+    of each parameter in ``params`` (name: the parameter, or its shape as a
+    tuple) broadcasts to it. Also checked to fit in memory as ``dtype``: MLX
+    would crash allocating it."""
+    shape = static_shape(shape, fname)
+    for name, value in params.items():
+        param_shape = value if type(value) is tuple else _shape_of(value)
+        if param_shape:
+            _check_broadcasts_to(shape, param_shape, name, fname)
+    check_fits(shape, dtype, fname)
+    return shape
+
+
+def _check_broadcasts_to(shape: tuple[int, ...], param_shape: tuple[int, ...], name: str,
+                         fname: str) -> None:
+    try:
+        both = tuple(mx.broadcast_shapes(shape, param_shape))
+    except ValueError:
+        both = None
+    if both != shape:
+        fix = (f"shape={both}" if both is not None
+               else f"a shape that {param_shape} broadcasts to, such as shape={param_shape}")
+        raise ValueError(
+            f"{fname}: shape argument {shape} must be broadcast-compatible with the shape "
+            f"{param_shape} of {name}, and broadcasting them must give the shape argument (as "
+            f"in jax.random); pass {fix}")
 
 
 def _sampler(name: str, draw: Callable) -> Primitive:
@@ -84,9 +143,17 @@ def _sampler(name: str, draw: Callable) -> Primitive:
 
         draws = [prim.bind(*[example(v, d, i) for v, d in zip(vals, dims)], **params)
                  for i in range(axis_size)]
+        if draws:  # each draw is lazy: the batch they stack into is what allocates
+            example = aval_of(draws[0])
+            _check_batch_fits(prim, (axis_size, *example.shape), example.dtype)
         return lax.concatenate([lax.expand_dims(x, (0,)) for x in draws], 0), 0
 
     return prim
+
+
+def _check_batch_fits(prim: Primitive, shape: Sequence[int], dtype: mx.Dtype) -> None:
+    # The sampler checked one example's shape; a vmap batch multiplies it.
+    check_fits(shape, dtype, f"{prim.name.removeprefix('random_')} (under ft.vmap)")
 
 
 split_p = _sampler("split", lambda k, num: mx.random.split(k, num))
@@ -180,7 +247,9 @@ def _batch_in_one_draw(vals, dims, axis_size, prim, **params):
     # keys or indices is the common use); every operand gets the batch axis
     # first, which keeps the key's leading axes equal to data's axes.
     vals = [move_bdim(v, d, 0, axis_size) for v, d in zip(vals, dims)]
-    return prim.bind(*vals, **params), 0
+    out = prim.bind(*vals, **params)
+    _check_batch_fits(prim, aval_of(out).shape, aval_of(out).dtype)
+    return out, 0
 
 
 for _prim in (bits_p, fold_in_p, permutation_p):
@@ -198,9 +267,10 @@ def split(key: Any, num: int = 2) -> Any:
     >>> random.split(random.key(0), 3).shape
     (3, 2)
     """
-    _check_key(key, "split")
+    key = _check_key(key, "split")
     if isinstance(num, bool) or not isinstance(num, int) or num < 1:
         raise ValueError(f"split: num must be a positive int, got {num!r}")
+    check_fits((num, 2), mx.uint32, "split")
     return split_p.bind(key, num=num)
 
 
@@ -209,10 +279,6 @@ def _float_dtype(dtype: DTypeLike, fname: str) -> mx.Dtype:
     if dtype not in (mx.float16, mx.bfloat16, mx.float32, mx.float64):
         raise TypeError(f"{fname}: dtype must be a floating dtype, got {dtype}")
     return dtype
-
-
-def _shape(shape: Any, fname: str) -> tuple[int, ...]:
-    return static_shape(shape, fname)
 
 
 def _uniform64(key: Any, shape: tuple[int, ...], open_low: bool = False) -> Any:
@@ -234,9 +300,14 @@ def uniform(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.float32,
     >>> bool(mx.all((x >= 2.0) & (x < 3.0)))
     True
     """
-    _check_key(key, "uniform")
-    dtype = _float_dtype(dtype, "uniform")
-    shape = _shape(shape, "uniform")
+    return _uniform(key, shape, dtype, minval, maxval, "uniform")
+
+
+def _uniform(key: Any, shape: Sequence[int], dtype: DTypeLike, minval: Any, maxval: Any,
+             fname: str) -> Any:
+    key = _check_key(key, fname)
+    dtype = _float_dtype(dtype, fname)
+    shape = _sample_shape(shape, dtype, fname, minval=minval, maxval=maxval)
     u = (_uniform64(key, shape) if dtype == mx.float64
          else uniform_p.bind(key, shape=shape, dtype=dtype))
     if isinstance(minval, (int, float)) and isinstance(maxval, (int, float)) and (
@@ -259,9 +330,10 @@ def normal(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.float32,
     >>> bool(mx.all(random.normal(k, (3,)) == mx.random.normal((3,), key=k)))
     True
     """
-    _check_key(key, "normal")
+    key = _check_key(key, "normal")
     dtype = _float_dtype(dtype, "normal")
-    z = normal_p.bind(key, shape=_shape(shape, "normal"), dtype=dtype)
+    shape = _sample_shape(shape, dtype, "normal", loc=loc, scale=scale)
+    z = normal_p.bind(key, shape=shape, dtype=dtype)
     if scale is not None:
         z = lax.multiply(z, scale)
     if loc is not None:
@@ -277,8 +349,9 @@ def gumbel(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.float32,
     >>> random.gumbel(random.key(0), (2, 3)).shape
     (2, 3)
     """
-    _check_key(key, "gumbel")
-    dtype, shape = _float_dtype(dtype, "gumbel"), _shape(shape, "gumbel")
+    key = _check_key(key, "gumbel")
+    dtype = _float_dtype(dtype, "gumbel")
+    shape = _sample_shape(shape, dtype, "gumbel", loc=loc, scale=scale)
     if dtype == mx.float64:
         g = lax.negative(lax.log(lax.negative(lax.log(_uniform64(key, shape, open_low=True)))))
     else:
@@ -297,7 +370,7 @@ def exponential(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.float
     >>> bool(mx.all(random.exponential(random.key(0), (100,)) >= 0))
     True
     """
-    u = uniform(key, shape, dtype)
+    u = _uniform(key, shape, dtype, 0.0, 1.0, "exponential")
     return lax.negative(lax.log1p(lax.negative(u)))
 
 
@@ -308,10 +381,10 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None) -> Any
     >>> random.bernoulli(random.key(0), 0.5, (4,)).dtype
     mlx.core.bool
     """
-    _check_key(key, "bernoulli")
+    key = _check_key(key, "bernoulli")
     if not isinstance(p, (mx.array, Tracer)):
         p = mx.array(p, mx.float32)
-    shape = tuple(aval_of(p).shape) if shape is None else _shape(shape, "bernoulli")
+    shape = _sample_shape(_shape_of(p) if shape is None else shape, mx.bool_, "bernoulli", p=p)
     return bernoulli_p.bind(key, p, shape=shape)
 
 
@@ -324,13 +397,13 @@ def randint(key: Any, shape: Sequence[int], minval: int, maxval: int,
     >>> bool(mx.all((x >= 3) & (x < 7)))
     True
     """
-    _check_key(key, "randint")
+    key = _check_key(key, "randint")
     dtype = to_mlx_dtype(dtype, "randint: dtype")
     for name, v in (("minval", minval), ("maxval", maxval)):
         if isinstance(v, bool) or not isinstance(v, int):
             raise TypeError(f"randint: {name} must be a Python int, got {v!r}")
-    return randint_p.bind(key, shape=_shape(shape, "randint"), low=minval, high=maxval,
-                          dtype=dtype)
+    return randint_p.bind(key, shape=_sample_shape(shape, dtype, "randint"), low=minval,
+                          high=maxval, dtype=dtype)
 
 
 def categorical(key: Any, logits: Any, axis: int = -1,
@@ -341,10 +414,20 @@ def categorical(key: Any, logits: Any, axis: int = -1,
     >>> random.categorical(random.key(0), mx.array([0.0, 100.0])).item()
     1
     """
-    _check_key(key, "categorical")
+    key = _check_key(key, "categorical")
     if not isinstance(axis, int) or isinstance(axis, bool):
         raise TypeError(f"categorical: axis must be an int, got {axis!r}")
-    shape = None if shape is None else _shape(shape, "categorical")
+    if not isinstance(logits, (mx.array, Tracer)):
+        logits = mx.array(logits, mx.float32)
+    logits_shape = _shape_of(logits)
+    axis = _axis(axis, len(logits_shape), "categorical")
+    batch = logits_shape[:axis] + logits_shape[axis + 1:]
+    if shape is not None:
+        shape = _sample_shape(shape, mx.int32, "categorical", **{
+            f"logits (without axis {axis})": batch})
+    # MLX draws one Gumbel number per category and sample.
+    out = batch if shape is None else shape
+    check_fits(out + logits_shape[axis:axis + 1], aval_of(logits).dtype, "categorical")
     return categorical_p.bind(key, logits, axis=axis, shape=shape)
 
 
@@ -357,9 +440,13 @@ def truncated_normal(key: Any, lower: float, upper: float, shape: Sequence[int] 
     >>> bool(mx.all((x > -1.0) & (x < 1.0)))
     True
     """
-    _check_key(key, "truncated_normal")
-    shape = () if shape is None else _shape(shape, "truncated_normal")
+    key = _check_key(key, "truncated_normal")
+    for name, bound in (("lower", lower), ("upper", upper)):
+        if _shape_of(bound) != ():
+            raise TypeError(f"truncated_normal: {name} must be a float (arrays of bounds are not "
+                            f"supported), got an array of shape {_shape_of(bound)}")
     dtype = _float_dtype(dtype, "truncated_normal")
+    shape = _sample_shape(() if shape is None else shape, dtype, "truncated_normal")
     if dtype == mx.float64:
         raise TypeError("truncated_normal: MLX's sampler has no float64; draw in float32 and "
                         "cast with .astype(mx.float64)")
@@ -377,7 +464,7 @@ def fold_in(key: Any, data: Any) -> Any:
     >>> random.fold_in(random.key(7), 5).tolist()
     [3583082021, 1947592014]
     """
-    _check_key(key, "fold_in")
+    key = _check_key(key, "fold_in")
     if isinstance(data, bool) or not isinstance(data, (int, mx.array, Tracer)):
         raise TypeError(f"fold_in: data must be an int or an integer array, got {data!r}")
     if isinstance(data, int):
@@ -402,11 +489,11 @@ def bits(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.uint32) -> A
     >>> bool(mx.all(random.bits(k, (3, 2)) == mx.random.split(k, 3)))
     True
     """
-    _check_key(key, "bits")
+    key = _check_key(key, "bits")
     dtype = to_mlx_dtype(dtype, "bits: dtype")
     if dtype not in _BITS_DTYPES:
         raise TypeError(f"bits: dtype must be one of uint8, uint16, uint32, uint64, got {dtype}")
-    return bits_p.bind(key, shape=_shape(shape, "bits"), dtype=dtype)
+    return bits_p.bind(key, shape=_sample_shape(shape, dtype, "bits"), dtype=dtype)
 
 
 def _axis(axis: Any, ndim: int, fname: str) -> int:
@@ -414,6 +501,11 @@ def _axis(axis: Any, ndim: int, fname: str) -> int:
         raise ValueError(f"{fname}: axis {axis!r} is out of range for an array of {ndim} "
                          "dimensions")
     return axis % max(ndim, 1)
+
+
+def _sort_keys_shape(shape: tuple[int, ...], fname: str) -> tuple[int, ...]:
+    check_fits(shape, mx.uint64, fname)  # a permutation sorts 64-bit random keys
+    return shape
 
 
 def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Any:
@@ -429,11 +521,11 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
     >>> sorted(random.permutation(random.key(0), 5).tolist())
     [0, 1, 2, 3, 4]
     """
-    _check_key(key, "permutation")
+    key = _check_key(key, "permutation")
     if isinstance(x, int) and not isinstance(x, bool):
         if x < 0:
             raise ValueError(f"permutation: x must be a non-negative int or an array, got {x}")
-        return permutation_p.bind(key, shape=(x,), axis=0)
+        return permutation_p.bind(key, shape=_sort_keys_shape((x,), "permutation"), axis=0)
     if not isinstance(x, (mx.array, Tracer)):
         raise TypeError(f"permutation: x must be an int or an array, got {type(x).__name__}")
     shape = tuple(aval_of(x).shape)
@@ -441,9 +533,9 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
         raise ValueError("permutation: x must have at least one dimension, or be an int")
     axis = _axis(axis, len(shape), "permutation")
     if independent:
-        order = permutation_p.bind(key, shape=shape, axis=axis)
+        order = permutation_p.bind(key, shape=_sort_keys_shape(shape, "permutation"), axis=axis)
         return fnp.take_along_axis(x, order, axis=axis)
-    order = permutation_p.bind(key, shape=(shape[axis],), axis=0)
+    order = permutation_p.bind(key, shape=_sort_keys_shape((shape[axis],), "permutation"), axis=0)
     return fnp.take(x, order, axis=axis)
 
 
@@ -459,8 +551,8 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
     >>> len(set(x.tolist()))
     4
     """
-    _check_key(key, "choice")
-    shape = _shape(shape, "choice")
+    key = _check_key(key, "choice")
+    shape = static_shape(shape, "choice")
     if isinstance(a, int) and not isinstance(a, bool):
         n, population = a, None
     elif isinstance(a, (mx.array, Tracer)):
@@ -472,6 +564,13 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
     else:
         raise TypeError(f"choice: a must be an int or an array, got {type(a).__name__}")
     size = math.prod(shape)
+    # What the draw allocates: the samples, and without replacement or p a
+    # permutation of the whole population.
+    sample_shape = shape if population is None else (
+        shape + a_shape[:axis] + a_shape[axis + 1:])
+    check_fits(sample_shape, mx.int32 if population is None else aval_of(a).dtype, "choice")
+    if not replace and p is None:
+        _sort_keys_shape((n,), "choice")
     if n <= 0 and size > 0:
         raise ValueError("choice: cannot draw from an empty population")
     if p is not None:
@@ -516,7 +615,7 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | No
     >>> random.multivariate_normal(random.key(0), mx.zeros(3), mx.eye(3), (5,)).shape
     (5, 3)
     """
-    _check_key(key, "multivariate_normal")
+    key = _check_key(key, "multivariate_normal")
     if method not in _MVN_METHODS:
         raise ValueError(f"multivariate_normal: method must be one of {', '.join(_MVN_METHODS)}"
                          f", got {method!r}")
@@ -534,7 +633,7 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | No
         raise ValueError(f"multivariate_normal: the batch shapes of mean {batch[0]} and cov "
                          f"{batch[1]} do not broadcast") from None
     if shape is not None:
-        shape = _shape(shape, "multivariate_normal")
+        shape = static_shape(shape, "multivariate_normal")
         try:
             ok = tuple(mx.broadcast_shapes(shape, full)) == shape
         except ValueError:
@@ -544,6 +643,7 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | No
                              f"batch shapes of mean {batch[0]} and cov {batch[1]}, as in JAX")
         full = shape
     n = c.shape[-1]
+    check_fits(full + (n,), dtype, "multivariate_normal")
     cov = fnp.astype(cov, mx.float64 if c.dtype == mx.float64 else mx.float32)
     z = normal(key, full + (n,), dtype)
     if method == "svd":

@@ -7,9 +7,12 @@ The statistical tolerances are six standard errors of the statistic (for
 with probability about 2e-9 per check (chi-square statistics: their 1e-9
 quantile); the seeds are fixed, so the tests are deterministic."""
 
+import re
+
 import mlx.core as mx
 import numpy as np
 import pytest
+from child import run_child
 
 import ftorch as ft
 import ftorch.numpy as fnp
@@ -427,3 +430,186 @@ def test_float64_samplers():
          mx.stack([random.uniform(k, (2,), dtype=mx.float64) for k in keys]))
     with pytest.raises(TypeError, match="truncated_normal: MLX's sampler has no float64"):
         random.truncated_normal(KEY, -1.0, 1.0, (2,), dtype=mx.float64)
+
+
+# Every sampler with small valid arguments, as a function of the key.
+SAMPLERS = {
+    "split": lambda k: random.split(k, 3),
+    "uniform": lambda k: random.uniform(k, (3,)),
+    "normal": lambda k: random.normal(k, (3,)),
+    "gumbel": lambda k: random.gumbel(k, (3,)),
+    "exponential": lambda k: random.exponential(k, (3,)),
+    "bernoulli": lambda k: random.bernoulli(k, 0.5, (3,)),
+    "randint": lambda k: random.randint(k, (3,), 0, 5),
+    "categorical": lambda k: random.categorical(k, mx.zeros(4), shape=(3,)),
+    "truncated_normal": lambda k: random.truncated_normal(k, -1.0, 1.0, (3,)),
+    "fold_in": lambda k: random.fold_in(k, 3),
+    "bits": lambda k: random.bits(k, (3,)),
+    "permutation": lambda k: random.permutation(k, 5),
+    "choice": lambda k: random.choice(k, 5, (3,)),
+    "multivariate_normal": lambda k: random.multivariate_normal(k, MEAN, COV),
+}
+
+
+def test_samplers_beyond_memory_raise_memory_error():
+    # Each case: the sampler the message must name, and the draw. MLX would
+    # crash allocating any of them; the vmap cases fit one example at a time.
+    out = run_child("""
+        import ftorch.random as random
+        K = random.key(0)
+        BIG = (10**6, 10**6)
+        draws = [
+            ("split", lambda: random.split(K, 10**12)),
+            ("uniform", lambda: random.uniform(K, BIG)),
+            ("uniform", lambda: random.uniform(K, BIG, mx.float64)),
+            ("normal", lambda: random.normal(K, BIG, loc=1.0)),
+            ("gumbel", lambda: random.gumbel(K, BIG)),
+            ("gumbel", lambda: random.gumbel(K, BIG, mx.float64)),
+            ("exponential", lambda: random.exponential(K, BIG)),
+            ("bernoulli", lambda: random.bernoulli(K, 0.5, BIG)),
+            ("randint", lambda: random.randint(K, BIG, 0, 3)),
+            ("categorical", lambda: random.categorical(K, mx.zeros(3), shape=BIG)),
+            ("categorical", lambda: random.categorical(K, mx.zeros(10**6), shape=(10**6,))),
+            ("truncated_normal", lambda: random.truncated_normal(K, -1.0, 1.0, BIG)),
+            ("bits", lambda: random.bits(K, BIG, mx.uint64)),
+            ("permutation", lambda: random.permutation(K, 10**12)),
+            # (A broadcast view of 1 byte: only the permutation would allocate.)
+            ("permutation", lambda: random.permutation(
+                K, mx.broadcast_to(mx.zeros((1, 1), mx.int8), (10**6, 10**5)), axis=1,
+                independent=True)),
+            ("choice", lambda: random.choice(K, 5, BIG)),
+            ("choice", lambda: random.choice(K, mx.zeros((3, 10**6)), (10**6,))),
+            ("choice", lambda: random.choice(K, 10**12, (2,), replace=False)),
+            ("multivariate_normal",
+             lambda: random.multivariate_normal(K, mx.zeros(2), mx.eye(2), BIG)),
+            ("normal", lambda: ft.jit(lambda k: random.normal(k, BIG))(K)),
+            ("bits (under ft.vmap)",
+             lambda: ft.vmap(lambda k: random.bits(k, (10**7,)))(random.split(K, 10**6))),
+            ("normal", lambda: ft.vmap(lambda k: random.normal(k, (10**9,)))(
+                random.split(K, 1000))),
+        ]
+        for name, draw in draws:
+            try:
+                mx.eval(draw())
+                print("no error:", name)
+            except MemoryError as e:
+                print("ok" if str(e).startswith(name) else f"wrong message: {e}")
+    """)
+    assert out.split() == ["ok"] * 22, out
+
+
+@pytest.mark.parametrize("name", SAMPLERS)
+@pytest.mark.parametrize("bad, message", [
+    (mx.zeros(2), "key must be a uint32 array of shape (2,) (ftorch.random.key(seed) or "
+                  "mx.random.key(seed)), got f32[2]"),
+    (mx.zeros(3, mx.uint32), "key must be a uint32 array of shape (2,)"),
+    (mx.zeros(2, mx.int32), "key must be a uint32 array of shape (2,) (ftorch.random.key(seed) "
+                            "or mx.random.key(seed)), got i32[2]; cast raw key data with "
+                            ".astype(mx.uint32)"),
+    (random.split(KEY, 4), "key must be a single key, of shape (2,), but got a batch of keys "
+                           "u32[4,2]; to draw with each key, map over them as in JAX: ft.vmap("),
+    (0, "key must be a key array (ftorch.random.key(seed)), got int: 0; pass the key "
+        "random.key(0), not the seed"),
+    (None, "key must be a key array (ftorch.random.key(seed)), got NoneType"),
+], ids=["float", "wrong-shape", "int32", "batch", "seed", "none"])
+def test_bad_keys_name_the_sampler(name, bad, message):
+    draw = SAMPLERS[name]
+    with pytest.raises(TypeError, match=re.escape(f"{name}: {message}")):
+        draw(bad)
+    if isinstance(bad, mx.array):  # and the same when the key is traced
+        with pytest.raises(TypeError, match=re.escape(f"{name}: {message}")):
+            ft.jit(draw)(bad)
+
+
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_numpy_keys_draw_what_mlx_keys_draw(name):
+    k = random.key(5)
+    same(SAMPLERS[name](np.array(k)), SAMPLERS[name](k))
+
+
+def test_seeds_are_64_bit_integers_as_in_jax():
+    # A negative seed is its two's complement int64, split into (high, low)
+    # uint32 words as JAX's threefry seeds 64-bit integers.
+    for seed, words in [(-1, [2**32 - 1, 2**32 - 1]), (-2, [2**32 - 1, 2**32 - 2]),
+                        (-2**63, [2**31, 0]), (-2**32, [2**32 - 1, 0]),
+                        (2**63 - 1, [2**31 - 1, 2**32 - 1]), (2**32 + 5, [1, 5])]:
+        assert random.key(seed).tolist() == words, seed
+        assert random.PRNGKey(seed).tolist() == words, seed
+    same(random.key(-1), random.key(2**64 - 1))
+    same(random.key(np.int64(-7)), random.key(-7))
+    same(random.normal(random.key(-3), (4,)), mx.random.normal((4,), key=random.key(2**64 - 3)))
+    for seed in (2**64, -2**63 - 1, 10**30):
+        with pytest.raises(OverflowError, match=re.escape(
+                "key: seed must fit in 64 bits (-2**63 <= seed < 2**64)")):
+            random.key(seed)
+    with pytest.raises(TypeError, match="key: seed must be a Python int"):
+        random.key(True)
+
+
+def _shape_error(name, shape, param, param_shape):
+    return re.escape(f"{name}: shape argument {shape} must be broadcast-compatible with the shape "
+                     f"{param_shape} of {param}")
+
+
+@pytest.mark.parametrize("name, draw, shape, param, param_shape, fix", [
+    ("normal", lambda: random.normal(KEY, (3,), loc=mx.zeros(4)), (3,), "loc", (4,),
+     "such as shape=(4,)"),
+    ("normal", lambda: random.normal(KEY, (3,), scale=mx.ones((2, 3))), (3,), "scale", (2, 3),
+     "pass shape=(2, 3)"),
+    ("normal", lambda: random.normal(KEY, loc=mx.zeros(3)), (), "loc", (3,), "pass shape=(3,)"),
+    ("uniform", lambda: random.uniform(KEY, (3,), minval=mx.zeros(4)), (3,), "minval", (4,),
+     "such as shape=(4,)"),
+    ("uniform", lambda: random.uniform(KEY, (2, 1), maxval=np.ones(3)), (2, 1), "maxval", (3,),
+     "pass shape=(2, 3)"),
+    ("uniform", lambda: random.uniform(KEY, (3,), mx.float64, minval=mx.zeros((2, 3), mx.float64)),
+     (3,), "minval", (2, 3), "pass shape=(2, 3)"),
+    ("gumbel", lambda: random.gumbel(KEY, (3,), loc=mx.zeros(4)), (3,), "loc", (4,),
+     "such as shape=(4,)"),
+    ("gumbel", lambda: random.gumbel(KEY, (3,), scale=mx.ones((5, 1))), (3,), "scale", (5, 1),
+     "pass shape=(5, 3)"),
+    ("bernoulli", lambda: random.bernoulli(KEY, mx.full((4,), 0.5), (3,)), (3,), "p", (4,),
+     "such as shape=(4,)"),
+    ("bernoulli", lambda: random.bernoulli(KEY, mx.full((2, 3), 0.5), (3,)), (3,), "p", (2, 3),
+     "pass shape=(2, 3)"),
+    ("categorical", lambda: random.categorical(KEY, mx.zeros((4, 5)), shape=(3,)), (3,),
+     "logits (without axis 1)", (4,), "such as shape=(4,)"),
+    ("categorical", lambda: random.categorical(KEY, mx.zeros((4, 5)), axis=0, shape=(1,)),
+     (1,), "logits (without axis 0)", (5,), "pass shape=(5,)"),
+])
+def test_shapes_that_do_not_hold_the_parameters_name_both(name, draw, shape, param, param_shape,
+                                                           fix):
+    with pytest.raises(ValueError, match=_shape_error(name, shape, param, param_shape) + ".*"
+                       + re.escape(fix)):
+        draw()
+    with pytest.raises(ValueError, match=_shape_error(name, shape, param, param_shape)):
+        ft.jit(draw)()
+
+
+def test_shapes_that_hold_the_parameters_broadcast_them():
+    assert random.normal(KEY, (2, 3), loc=mx.zeros(3), scale=mx.ones((2, 1))).shape == (2, 3)
+    assert random.uniform(KEY, (2, 3), minval=mx.zeros((2, 1)), maxval=2.0).shape == (2, 3)
+    assert random.gumbel(KEY, (4, 3), scale=mx.ones(3)).shape == (4, 3)
+    assert random.bernoulli(KEY, mx.full((3,), 0.5), (2, 3)).shape == (2, 3)
+    assert random.bernoulli(KEY, mx.full((2, 3), 0.5)).shape == (2, 3)
+    assert random.categorical(KEY, mx.zeros((4, 5)), shape=(2, 4)).shape == (2, 4)
+    assert random.categorical(KEY, mx.zeros((4, 5)), axis=0).shape == (5,)
+    # Per example under vmap: the batch axis is not part of the shape argument.
+    locs = mx.arange(6.0).reshape(2, 3)
+    got = ft.vmap(lambda loc: random.normal(KEY, (3,), loc=loc))(locs)
+    same(got, mx.stack([random.normal(KEY, (3,), loc=loc) for loc in locs]))
+
+
+def test_other_parameter_errors_name_the_sampler():
+    with pytest.raises(ValueError, match=re.escape(
+            "choice: p must have shape (3,) (one probability per element), got f32[2]")):
+        random.choice(KEY, mx.arange(3.0), (2,), p=mx.array([0.5, 0.5]))
+    with pytest.raises(ValueError, match=re.escape("choice: p must have shape (4,)")):
+        random.choice(KEY, mx.zeros((2, 4)), (2,), p=mx.full((2, 4), 0.125), axis=1)
+    with pytest.raises(ValueError, match="categorical: axis 2 is out of range for an array of 2"):
+        random.categorical(KEY, mx.zeros((4, 5)), axis=2)
+    with pytest.raises(TypeError, match=re.escape(
+            "truncated_normal: lower must be a float (arrays of bounds are not supported), got "
+            "an array of shape (3,)")):
+        random.truncated_normal(KEY, mx.zeros(3), 1.0, (3,))
+    with pytest.raises(TypeError, match="exponential: dtype must be a floating dtype"):
+        random.exponential(KEY, (2,), mx.int32)
