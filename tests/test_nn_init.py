@@ -1,6 +1,6 @@
 """ftorch.nn.init: shapes and dtypes, determinism per key, statistics for
 fixed keys (generous tolerances), fans as mlx.nn.init, orthogonality, vmap
-over keys and jit, errors."""
+over keys and jit, errors, shapes beyond memory."""
 
 import math
 
@@ -8,6 +8,7 @@ import mlx.core as mx
 import mlx.nn as mnn
 import numpy as np
 import pytest
+from child import run_child
 from harness import close as _close
 
 import ftorch as ft
@@ -201,3 +202,39 @@ def test_errors():
         init.uniform()(k, (2, 2.5))
     with pytest.raises(TypeError, match=r"orthogonal: the key must be a concrete array"):
         ft.jit(lambda key: init.orthogonal()(key, (3, 3)))(k)
+
+
+# Every initialiser, as a factory call (zeros and ones are initialisers themselves).
+_EVERY = {
+    "constant": "init.constant(0.5)", "zeros": "init.zeros", "ones": "init.ones",
+    "identity": "init.identity()", "uniform": "init.uniform()", "normal": "init.normal()",
+    "truncated_normal": "init.truncated_normal()",
+    "variance_scaling": "init.variance_scaling(1.0)", "glorot_uniform": "init.glorot_uniform()",
+    "glorot_normal": "init.glorot_normal()", "xavier_uniform": "init.xavier_uniform()",
+    "xavier_normal": "init.xavier_normal()", "he_uniform": "init.he_uniform()",
+    "he_normal": "init.he_normal()", "kaiming_uniform": "init.kaiming_uniform()",
+    "kaiming_normal": "init.kaiming_normal()", "lecun_uniform": "init.lecun_uniform()",
+    "lecun_normal": "init.lecun_normal()", "orthogonal": "init.orthogonal()",
+}
+
+
+def test_every_initialiser_is_covered_below():
+    assert set(_EVERY) == set(init.__all__) - {"Initializer", "fans"}
+
+
+def test_shapes_beyond_memory_are_a_memory_error_naming_the_initialiser():
+    # MLX crashes allocating them: a child process survives that. An alias
+    # is named as the function it is (xavier_uniform is glorot_uniform).
+    cases = ", ".join(f"({getattr(init, name).__name__!r}, {call})"
+                      for name, call in _EVERY.items())
+    out = run_child(f"""
+        import ftorch.nn.init as init, ftorch.random as random
+        for name, fn in [{cases}]:
+            try:
+                mx.eval(fn(random.key(0), (10**6, 10**6)))
+                print("made")
+            except MemoryError as e:
+                said = str(e).startswith(name + ":") and "(1000000, 1000000)" in str(e)
+                print("MemoryError" if said else e)
+    """)
+    assert out.split("\n")[:-1] == ["MemoryError"] * len(_EVERY)

@@ -33,6 +33,7 @@ import ftorch.numpy as fnp
 from ftorch import random
 from ftorch.core import Tracer, is_floating
 from ftorch.dtypes import DTypeLike, to_mlx_dtype
+from ftorch.memory import check_fits
 from ftorch.primitives.creation import static_number, static_shape
 from ftorch.random import _check_key
 
@@ -63,10 +64,14 @@ def _float_dtype(dtype: DTypeLike, fname: str) -> mx.Dtype:
 
 def _args(key: Any, shape: Sequence[int], dtype: DTypeLike, fname: str,
           needs_key: bool = True) -> tuple[tuple[int, ...], mx.Dtype]:
-    """The checked ``shape`` and ``dtype`` of an ``init`` call (and its key)."""
+    """The checked ``shape`` and ``dtype`` of an ``init`` call (and its key);
+    a ``MemoryError`` naming the initialiser if the array would not fit in
+    the device's memory (MLX would crash allocating it)."""
     if needs_key:
         _check_key(key, fname)
-    return static_shape(shape, fname), _float_dtype(dtype, fname)
+    shape, dtype = static_shape(shape, fname), _float_dtype(dtype, fname)
+    check_fits(shape, dtype, fname)
+    return shape, dtype
 
 
 def fans(shape: Sequence[int]) -> tuple[int, int]:
