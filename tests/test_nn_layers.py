@@ -2,9 +2,11 @@
 (loaded through mlx.utils.tree_unflatten and Module.update), init names,
 shapes and dtypes against mlx.nn's, shape-only init, grad and jit (jit
 equal to eager), vmap over examples; BatchNorm's state, Dropout's keys,
-Sequential's key threading, errors, and the utilities."""
+Sequential's key threading, errors (parameters beyond memory, and apply's
+errors naming the mistake and where in the model), and the utilities."""
 
 import dataclasses
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +14,7 @@ import mlx.core as mx
 import mlx.nn as mnn
 import numpy as np
 import pytest
+from child import run_child
 from harness import compiler_off
 from mlx.utils import tree_flatten, tree_unflatten
 
@@ -596,3 +599,255 @@ def test_mixed_precision_with_float32_master_weights():
     assert {p.dtype for p in ft.tree.leaves(params)} == {mx.float32}
     assert value.item() < 0.1 * first
     assert step.trace_count == 1
+
+
+# ----------------------------------------------------------------------------
+# Bad input: parameters beyond memory, and errors naming the mistake at apply
+# ----------------------------------------------------------------------------
+
+# A layer of each kind with parameters or state, too big for any device, and
+# its inputs' shapes (float32; Embedding's int32).
+HUGE = [
+    ("nn.Linear(10**6, 10**6)", [(10**6,)]),
+    ("nn.Bilinear(10**4, 10**4, 10**4)", [(10**4,), (10**4,)]),
+    ("nn.Embedding(10**6, 10**6)", [(3,)]),
+    ("nn.Conv1d(10**6, 10**6, 1)", [(4, 10**6)]),
+    ("nn.Conv2d(10**5, 10**5, 10)", [(10, 10, 10**5)]),
+    ("nn.Conv3d(10**5, 10**5, 10)", [(10, 10, 10, 10**5)]),
+    ("nn.ConvTranspose1d(10**6, 10**6, 1)", [(4, 10**6)]),
+    ("nn.ConvTranspose2d(10**5, 10**5, 10)", [(10, 10, 10**5)]),
+    ("nn.ConvTranspose3d(10**5, 10**5, 10)", [(10, 10, 10, 10**5)]),
+    ("nn.LayerNorm(10**12)", [(10**12,)]),
+    ("nn.RMSNorm(10**12)", [(10**12,)]),
+    ("nn.GroupNorm(1, 10**12)", [(2, 10**12)]),
+    ("nn.InstanceNorm(10**12, affine=True)", [(2, 10**12)]),
+    ("nn.BatchNorm(10**12)", [(2, 10**12)]),
+    ("nn.BatchNorm(10**12, affine=False)", [(2, 10**12)]),
+    ("nn.PReLU(10**12)", [(10**12,)]),
+    ("nn.MultiHeadAttention(10**6, 1)", [(2, 10**6)]),
+    ("nn.TransformerEncoderLayer(10**6, 1)", [(2, 10**6)]),
+    ("nn.TransformerEncoder(1, 10**6, 1)", [(2, 10**6)]),
+    ("nn.TransformerDecoderLayer(10**6, 1)", [(2, 10**6), (2, 10**6)]),
+    ("nn.TransformerDecoder(1, 10**6, 1)", [(2, 10**6), (2, 10**6)]),
+    ("nn.RNN(10**6, 10**6)", [(2, 10**6)]),
+    ("nn.GRU(10**6, 10**6)", [(2, 10**6)]),
+    ("nn.LSTM(10**6, 10**6)", [(2, 10**6)]),
+    ("nn.RNNCell(10**6, 10**6)", [(10**6,)]),
+    ("nn.GRUCell(10**6, 10**6)", [(10**6,)]),
+    ("nn.LSTMCell(10**6, 10**6)", [(10**6,)]),
+    ("nn.Sequential(nn.ReLU(), nn.Linear(10**6, 10**6))", [(10**6,)]),
+]
+
+
+def test_every_kind_of_layer_with_parameters_is_in_huge():
+    covered = {type(eval(source)) for source, _ in HUGE}
+    with_params = {type(c.ours) for c in CASES if ft.tree.leaves(_init(c))}
+    assert with_params <= covered
+
+
+def test_parameters_beyond_memory_are_a_memory_error_naming_the_layer():
+    # MLX crashes allocating them: a child process survives that.
+    out = run_child(f"""
+        import ftorch.nn as nn, ftorch.random as random
+        for source, shapes in {HUGE!r}:
+            layer = eval(source)
+            specs = [ft.ShapeDtypeStruct(s, mx.int32 if "Embedding" in source else mx.float32)
+                     for s in shapes]
+            try:
+                mx.eval(layer.init(random.key(0), *specs))
+                print("made")
+            except MemoryError as e:
+                said = str(e).startswith(type(layer).__name__) and "needs" in str(e)
+                print("MemoryError" if said else e)
+        try:
+            mx.eval(nn.create_additive_causal_mask(10**6))
+        except MemoryError as e:
+            print("MemoryError" if "create_additive_causal_mask" in str(e) else e)
+    """)
+    assert out.split("\n")[:-1] == ["MemoryError"] * (len(HUGE) + 1)
+
+
+def _wider(case: Case) -> tuple:
+    """The case's inputs, the first with one more feature (last axis)."""
+    x = case.inputs[0]
+    return (mx.zeros(x.shape[:-1] + (x.shape[-1] + 1,), x.dtype),) + case.inputs[1:]
+
+
+def _init_refuses(case: Case, inputs: tuple) -> bool:
+    try:
+        case.ours.init(random.key(0), *inputs)
+    except ValueError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if _init_refuses(c, _wider(c))], ids=repr)
+def test_apply_refuses_other_features_as_init_does_naming_the_layer(case):
+    inputs = _wider(case)
+    with pytest.raises(ValueError) as info:
+        case.ours.apply(*_init(case), *inputs, **case.options)
+    message = str(info.value)
+    assert message.startswith(type(case.ours).__name__) and str(inputs[0].shape) in message
+
+
+_CONVS = [nn.Conv1d(3, 4, 2), nn.Conv2d(3, 4, 2), nn.Conv3d(3, 4, 2), nn.ConvTranspose1d(3, 4, 2),
+          nn.ConvTranspose2d(3, 4, 2), nn.ConvTranspose3d(3, 4, 2)]
+
+
+@pytest.mark.parametrize("conv", _CONVS, ids=lambda c: type(c).__name__)
+@pytest.mark.parametrize("batch", [(2,), ()], ids=["batch", "example"])
+def test_channels_first_inputs_are_called_so(conv, batch):
+    spatial = (5,) * conv.nd
+    params, _ = conv.init(random.key(0), mx.zeros(batch + spatial + (3,)))
+    axis = len(batch)
+    with pytest.raises(ValueError, match=rf"last axis must be its 3 channels .* looks "
+                                         rf"channels-first .* fnp.moveaxis\(x, {axis}, -1\)"):
+        conv(params, mx.zeros(batch + (3,) + spatial))
+    with pytest.raises(ValueError, match=r"last axis must be its 3 channels"):
+        conv(params, mx.zeros(batch + spatial + (4,)))
+
+
+def _perturbed(params, name, value=None, rename=None):
+    """``params`` with the leaf ``name`` replaced by ``value``, or renamed, or
+    left out."""
+    flat = nn.utils.flatten_names(params)
+    leaf = flat.pop(name)
+    if value is not None:
+        flat[name] = value
+    elif rename is not None:
+        flat[name.rpartition(".")[0] + ("." if "." in name else "") + rename] = leaf
+    return nn.utils.unflatten_names(flat) if flat else {}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if ft.tree.leaves(_init(c)[0])], ids=repr)
+def test_params_of_another_layer_name_the_layer_path_and_entry(case):
+    params, state = _init(case)
+    name = sorted(nn.utils.flatten_names(params))[0]
+    leaf = nn.utils.flatten_names(params)[name]
+    *path, last = name.split(".")
+    where = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in path)
+
+    def message(bad):
+        with pytest.raises(ValueError) as info:
+            case.ours.apply(bad, state, *case.inputs, **case.options)
+        text = str(info.value)
+        assert text.startswith(type(case.ours).__name__ + (where + " (" if where else "("))
+        return text
+
+    grown = mx.concatenate([leaf, leaf[:1]], 0)
+    assert (f"'{last}' has shape {grown.shape}, not {leaf.shape}"
+            in message(_perturbed(params, name, grown)))
+    assert f"'{last}' is missing" in message(_perturbed(params, name))
+    renamed = message(_perturbed(params, name, rename="renamed"))
+    assert f"'{last}' is missing" in renamed and "'renamed' is not one of its params" in renamed
+
+
+def test_sequential_names_the_layer_whose_params_do_not_fit():
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    params, _ = model.init(random.key(0), mx.zeros((2, 3)))
+    other, _ = nn.Linear(4, 3).init(random.key(1), mx.zeros(4))
+    bad = {"layers": params["layers"][:2] + [other]}
+    expected = (r"^Sequential.layers\[2\] \(Linear\): the params do not fit this layer: "
+                r"'bias' has shape \(3,\), not \(2,\); 'weight' has shape \(3, 4\), not \(2, 4\)")
+    x = mx.ones((2, 3))
+    for run in (model, ft.jit(model), ft.grad(lambda p, x: fnp.sum(model(p, x)))):
+        with pytest.raises(ValueError, match=expected):
+            run(bad, x)
+    with pytest.raises(ValueError, match=r"params is init's \(params, state\) pair: unpack it"):
+        model(model.init(random.key(0), x), x)
+    with pytest.raises(ValueError, match=r"^Sequential.layers\[0\] \(Linear\): the input must "
+                                         r"have 3 features on axis -1, got shape \(2, 5\)"):
+        model(params, mx.ones((2, 5)))
+    with pytest.raises(ValueError, match=r"^Sequential.layers\[1\] \(Linear\): the input must "
+                                         r"have 5 features on axis -1, got shape \(2, 4\)"):
+        nn.Sequential(nn.Linear(3, 4), nn.Linear(5, 2)).init(random.key(0), x)
+
+
+@pytest.mark.parametrize("train", [False, True])
+def test_batchnorm_state_that_does_not_fit(train):
+    bn = nn.BatchNorm(6)
+    params, state = bn.init(random.key(0), mx.zeros((4, 6)))
+    x = _x(4, 6)
+    for size in (4, 1):  # (1,) would broadcast silently
+        bad = {**state, "running_mean": mx.zeros(size)}
+        with pytest.raises(ValueError, match=rf"^BatchNorm\(.*\): the state does not fit .*"
+                                             rf"'running_mean' has shape \({size},\), not \(6,\)"):
+            bn.apply(params, bad, x, train=train)
+    with pytest.raises(ValueError, match=r"the state does not fit .*'running_var' is missing"):
+        bn.apply(params, {"running_mean": state["running_mean"]}, x, train=train)
+    model = nn.Sequential(nn.Linear(3, 6), nn.BatchNorm(6))
+    params, state = model.init(random.key(0), mx.zeros((4, 3)))
+    state["layers"][1]["running_var"] = mx.ones(5)
+    with pytest.raises(ValueError, match=r"^Sequential.layers\[1\] \(BatchNorm\): the state "
+                                         r"does not fit .*'running_var' has shape \(5,\), not "
+                                         r"\(6,\)"):
+        model.apply(params, state, _x(4, 3), train=train)
+
+
+def test_groupnorm_needs_examples_and_channels_that_fit():
+    gn = nn.GroupNorm(2, 4)
+    params, _ = gn.init(random.key(0), mx.zeros((1, 4)))
+    with pytest.raises(ValueError, match=r"^GroupNorm\(.*\): the input must be \(N, ..., C\), "
+                                         r"got shape \(4,\)"):
+        gn(params, mx.ones(4))
+    with pytest.raises(ValueError, match=r"must have 4 features on axis -1, got shape \(2, 6\)"):
+        gn(params, mx.ones((2, 6)))
+    with pytest.raises(ValueError, match=r"dims=6 must be divisible by num_groups=4"):
+        nn.GroupNorm(4, 6)
+
+
+@pytest.mark.parametrize("layer", [nn.RNN(3, 5), nn.GRU(3, 5), nn.LSTM(3, 5)],
+                         ids=lambda layer: type(layer).__name__)
+def test_recurrent_layers_name_a_wrong_rank_or_hidden_size(layer):
+    params, _ = layer.init(random.key(0), mx.zeros((2, 4, 3)))
+    name = type(layer).__name__
+    with pytest.raises(ValueError, match=rf"^{name}\(.*\): the input must be a sequence "
+                                         r"\(..., L, 3\), got shape \(3,\)"):
+        layer(params, mx.ones(3))
+    x = _x(2, 4, 3)
+    carries = ["hidden", "cell"] if name == "LSTM" else ["hidden"]
+    for i, carry in enumerate(carries):
+        for bad in (mx.zeros((2, 4)), mx.zeros(5)):
+            args = [mx.zeros((2, 5))] * len(carries)
+            args[i] = bad
+            got = re.escape(str(bad.shape))
+            with pytest.raises(ValueError, match=rf"^{name}\(.*\): {carry} must have shape "
+                                                 rf"\(2, 5\) .* got shape {got}"):
+                layer(params, x, *args)
+
+
+@pytest.mark.parametrize("cell", [nn.RNNCell(3, 5), nn.GRUCell(3, 5), nn.LSTMCell(3, 5)],
+                         ids=lambda layer: type(layer).__name__)
+def test_cells_name_a_wrong_input_or_hidden_size(cell):
+    params, _ = cell.init(random.key(0), mx.zeros(3))
+    name = type(cell).__name__
+    with pytest.raises(ValueError, match=rf"^{name}\(.*\): the input must have 3 features"):
+        cell(params, mx.ones((2, 4)))
+    carries = 2 if name == "LSTMCell" else 1
+    for i in range(carries):
+        args = [mx.zeros((2, 5))] * carries
+        args[i] = mx.zeros((2, 4))
+        with pytest.raises(ValueError, match=rf"^{name}\(.*\): (hidden|cell) must have "
+                                             r"hidden_size=5 features"):
+            cell(params, mx.ones((2, 3)), *args)
+
+
+def test_embedding_attention_and_transformer_inputs_at_apply():
+    emb = nn.Embedding(5, 3)
+    params, _ = emb.init(random.key(0), mx.array([0]))
+    with pytest.raises(TypeError, match=r"^Embedding\(.*\): the input must hold integer "
+                                        r"indices, got dtype mlx.core.float32"):
+        emb(params, mx.array([1.0, 2.0]))
+    mha = nn.MultiHeadAttention(8, 2)
+    params, _ = mha.init(random.key(0), mx.zeros((2, 5, 8)))
+    with pytest.raises(ValueError, match=r"the keys and values must have the same length "
+                                         r"\(axis -2\), got shapes \(2, 3, 8\) and \(2, 4, 8\)"):
+        mha(params, _x(2, 5, 8), _x(2, 3, 8), _x(2, 4, 8))
+    with pytest.raises(ValueError, match=r"the values must be \(..., L, 8\) "
+                                         r"\(value_input_dims=8\), got shape \(2, 3, 6\)"):
+        mha(params, _x(2, 5, 8), _x(2, 3, 8), _x(2, 3, 6))
+    dec = nn.TransformerDecoderLayer(8, 2, mlp_dims=16)
+    params, _ = dec.init(random.key(0), mx.zeros((3, 8)), mx.zeros((5, 8)))
+    with pytest.raises(ValueError, match=r"^TransformerDecoderLayer\(.*\): memory must have 8 "
+                                         r"features on axis -1, got shape \(5, 6\)"):
+        dec(params, _x(3, 8), _x(5, 6))

@@ -34,14 +34,19 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping
+import functools
+import inspect
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import mlx.core as mx
+import optree
 
 import ftorch.numpy as fnp
 from ftorch import random, tree
 from ftorch.core import ShapeDtypeStruct, aval_of
+from ftorch.memory import check_fits
 from ftorch.transforms import eval_shape
 from ftorch.transforms.remat import checkpoint
 
@@ -85,6 +90,14 @@ def _abstract(t: PyTree) -> PyTree:
 
 def _has_leaves(t: PyTree) -> bool:
     return bool(tree.leaves(t, is_leaf=_is_spec))
+
+
+def named_leaves(t: PyTree) -> list[tuple[str, Any]]:
+    """``(dotted name, leaf)`` pairs of ``t``, ``mlx.utils.tree_flatten``'s
+    names (``"layers.0.weight"``)."""
+    paths, leaves, _ = optree.tree_flatten_with_path(t, _is_spec, none_is_leaf=False,
+                                                    namespace=tree.NAMESPACE)
+    return [(".".join(map(str, p)), x) for p, x in zip(paths, leaves)]
 
 
 # ----------------------------------------------------------------------------
@@ -159,6 +172,72 @@ def recording() -> Iterator[list]:
 
 
 # ----------------------------------------------------------------------------
+# Errors that say where in a model they arose
+# ----------------------------------------------------------------------------
+
+# The attribute of an exception raised by a layer's checks holding its _Where.
+_WHERE = "_ftorch_nn_where"
+
+
+class _Where:
+    """The layer an error is about, its message, and the child names leading
+    to it from the outermost layer that called it."""
+
+    __slots__ = ("layer", "message", "names")
+
+    def __init__(self, layer: Layer, message: str, names: list[str]):
+        self.layer, self.message, self.names = layer, message, names
+
+
+def layer_path(root: Layer, names: Sequence[str], layer: Layer) -> str:
+    """``layer`` as reached from ``root`` through the child ``names``:
+    ``Sequential.layers[2] (Linear)``, or ``repr(layer)`` when ``names`` is
+    empty.
+
+    >>> import ftorch.nn as nn
+    >>> model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    >>> nn._layer.layer_path(model, ["layers.0"], model.layers[0])
+    'Sequential.layers[0] (Linear)'
+    """
+    if not names:
+        return repr(layer)
+    parts = (part for name in names for part in name.split("."))
+    path = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in parts)
+    return f"{type(root).__name__}{path} ({type(layer).__name__})"
+
+
+def layer_error(layer: Layer, message: str, kind: type[Exception] = ValueError, *,
+                root: Layer | None = None, names: Sequence[str] = ()) -> Exception:
+    """An exception ``kind("{layer!r}: {message}")`` about ``layer`` (raise
+    it). A container calling ``layer`` through ``bind`` or ``init_child``
+    puts its path in front as the error passes (``Sequential.layers[2]
+    (Linear): ...``), so the message says where in the model it arose."""
+    names = list(names)
+    error = kind(f"{layer_path(root or layer, names, layer)}: {message}")
+    setattr(error, _WHERE, _Where(layer, message, names))
+    return error
+
+
+def _locate(error: BaseException, parent: Layer, name: str) -> None:
+    """Put ``parent``'s child ``name`` in front of the path of ``error``, if
+    it is a layer's error (``layer_error``)."""
+    where = getattr(error, _WHERE, None)
+    if where is not None:
+        where.names.insert(0, name)
+        error.args = (f"{layer_path(parent, where.names, where.layer)}: {where.message}",)
+
+
+def check_param_fits(layer: Layer, name: str, shape: Sequence[int]) -> None:
+    """A ``MemoryError`` naming ``layer`` and its parameter ``name`` if a
+    float32 array of ``shape`` would not fit in the device's memory (MLX
+    would crash allocating it); ``init`` calls it before making each one."""
+    try:
+        check_fits(shape, mx.float32, f"the parameter {name!r}")
+    except MemoryError as error:
+        raise layer_error(layer, str(error), MemoryError) from None
+
+
+# ----------------------------------------------------------------------------
 # Layer
 # ----------------------------------------------------------------------------
 
@@ -194,6 +273,10 @@ class Layer:
         # A pytree node without children: the layer itself is the node's
         # static data (compared and hashed by its fields).
         tree.register_node(cls, lambda layer: ((), layer), lambda layer, _: layer)
+        apply = vars(cls).get("apply")
+        if inspect.isfunction(apply):
+            cls._unchecked_apply = apply
+            cls.apply = _explaining_failures(apply)
 
     # -- the interface --------------------------------------------------------
 
@@ -206,6 +289,10 @@ class Layer:
               train: bool = False, **options: Any) -> tuple[Any, State]:
         """The output for ``inputs`` and the new state."""
         raise NotImplementedError(f"{type(self).__name__} does not define apply")
+
+    # Each subclass's apply is wrapped to explain its failures (see
+    # _explaining_failures); a container calls its children's unwrapped one.
+    _unchecked_apply = apply
 
     def __call__(self, params: Params, *inputs: Any, key: Key | None = None,
                  train: bool = False, **options: Any) -> Any:
@@ -268,7 +355,11 @@ class Layer:
         ``ftorch.random.split(key, n)[i]``, ``i`` its index among the ``n``
         ``children()``."""
         index, child = self._child(name)
-        return child.init(child_key(key, index, len(self._children())), *inputs)
+        try:
+            return child.init(child_key(key, index, len(self._children())), *inputs)
+        except Exception as error:
+            _locate(error, self, name)
+            raise
 
     def join(self, by_name: Mapping[str, tuple[Params, State]]) -> tuple[Params, State]:
         """The ``(params, state)`` of a layer made of the children's
@@ -359,23 +450,30 @@ class Bound:
         key, train = self._key(index), self.train
 
         def run(params, state, inputs, key):
-            return child.apply(params, state, *inputs, key=key, train=train, **options)
+            # Unchecked: the outermost layer's apply explains a failure,
+            # against the whole model's params.
+            return child._unchecked_apply(params, state, *inputs, key=key, train=train,
+                                          **options)
 
         if remat:
             run = _checkpointed(run)
         rec = _recorder.get()
-        if rec is None:
-            out, new = run(params, state, inputs, key)
-        else:  # nn.utils.summary: a row per call, in call order
-            records, prefix = rec
-            row = [f"{prefix}{name}", child, _abstract(params), None]
-            records.append(row)
-            token = _recorder.set((records, f"{prefix}{name}."))
-            try:
+        try:
+            if rec is None:
                 out, new = run(params, state, inputs, key)
-            finally:
-                _recorder.reset(token)
-            row[3] = _abstract(out)
+            else:  # nn.utils.summary: a row per call, in call order
+                records, prefix = rec
+                row = [f"{prefix}{name}", child, _abstract(params), None]
+                records.append(row)
+                token = _recorder.set((records, f"{prefix}{name}."))
+                try:
+                    out, new = run(params, state, inputs, key)
+                finally:
+                    _recorder.reset(token)
+                row[3] = _abstract(out)
+        except Exception as error:
+            _locate(error, self.layer, name)
+            raise
         self._states[name] = new
         return out
 
@@ -408,6 +506,157 @@ def _checkpointed(run: Any) -> Any:
 
 
 # ----------------------------------------------------------------------------
+# Explaining a failed apply: params, state and inputs against init's
+# ----------------------------------------------------------------------------
+
+_KEY_SPEC = ShapeDtypeStruct((2,), mx.uint32)
+
+
+def _explaining_failures(apply: Callable) -> Callable:
+    """``apply``, which, when it raises, looks for the user's mistake: params
+    or state not those ``init`` gives (another layer's, missing or extra
+    names, other shapes), or inputs ``init`` refuses, and raises that
+    instead. Nothing is checked unless ``apply`` fails: the ``try`` costs
+    nothing on the way through, eager or traced."""
+    parameters = list(inspect.signature(apply).parameters.values())
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    if len(parameters) >= 3 and all(p.kind in kinds for p in parameters):
+        explained = _with_signature(apply, parameters)
+    else:
+        def explained(self: Layer, params: Params, state: State, *inputs: Any,
+                      **options: Any) -> Any:
+            try:
+                return apply(self, params, state, *inputs, **options)
+            except Exception as error:
+                clearer = _explanation(self, error, params, state, inputs)
+                if clearer is None:
+                    raise
+                raise clearer from error
+
+    return functools.wraps(apply)(explained)
+
+
+def _with_signature(apply: Callable, parameters: list[inspect.Parameter]) -> Callable:
+    """The wrapper of ``_explaining_failures`` with ``apply``'s own
+    parameters (made as ``dataclasses`` makes ``__init__``): forwarding
+    them by name costs a fifth of forwarding ``*args, **kwargs``."""
+    header, call, inputs, defaults = [], [], [], {}
+    for i, p in enumerate(parameters):
+        if p.kind is p.KEYWORD_ONLY and "*" not in header:
+            header.append("*")
+        if p.default is p.empty:
+            header.append(p.name)
+        else:
+            header.append(f"{p.name}=_default{i}")
+            defaults[f"_default{i}"] = p.default
+        call.append(p.name if p.kind is p.POSITIONAL_OR_KEYWORD else f"{p.name}={p.name}")
+        if i >= 3 and p.kind is p.POSITIONAL_OR_KEYWORD:
+            inputs.append(p.name)
+    layer, params, state = (p.name for p in parameters[:3])
+    source = (
+        f"def explained({', '.join(header)}):\n"
+        f"    try:\n"
+        f"        return _apply({', '.join(call)})\n"
+        f"    except Exception as _error:\n"
+        f"        _clearer = _explanation({layer}, _error, {params}, {state}, "
+        f"({''.join(name + ', ' for name in inputs)}))\n"
+        f"        if _clearer is None:\n"
+        f"            raise\n"
+        f"        raise _clearer from _error\n")
+    namespace = {"_apply": apply, "_explanation": _explanation, **defaults}
+    exec(source, namespace)
+    return namespace["explained"]
+
+
+def _explanation(layer: Layer, error: Exception, params: Params, state: State,
+                 inputs: tuple) -> Exception | None:
+    """A clearer error than ``error`` (raised by ``layer.apply``), or None."""
+    try:
+        expected_params, expected_state = _init_spec(layer, inputs)
+    except Exception as refused:  # init refuses the inputs, or cannot be traced
+        if (getattr(refused, _WHERE, None) is not None and getattr(error, _WHERE, None) is None
+                and not isinstance(refused, MemoryError)):
+            return refused
+        return None
+    try:
+        return (_mismatch(layer, "params", params, expected_params)
+                or (_mismatch(layer, "state", state, expected_state)
+                    if _has_leaves(state) else None))
+    except Exception:  # a tree that cannot be read: MLX's error is all there is
+        return None
+
+
+def _init_spec(layer: Layer, inputs: tuple) -> tuple[PyTree, PyTree]:
+    """The ``ft.ShapeDtypeStruct``s of ``layer.init(key, *inputs)`` (the
+    inputs ``init`` takes), computing nothing."""
+    inputs = tree.map(lambda x: spec_of(x) if hasattr(x, "shape") else x,
+                      inputs[:_init_arity(type(layer))], is_leaf=_is_spec)
+    return eval_shape(lambda key: layer.init(key, *inputs), _KEY_SPEC)
+
+
+@functools.cache
+def _init_arity(cls: type) -> int:
+    """How many inputs ``cls.init`` takes after the key."""
+    after_key = list(inspect.signature(cls.init).parameters.values())[2:]
+    if any(p.kind is p.VAR_POSITIONAL for p in after_key):
+        return sys.maxsize
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in after_key)
+
+
+def _owner(layer: Layer, name: str) -> tuple[list[str], Layer, str]:
+    """The child names leading from ``layer`` to the sub-layer whose entry
+    the dotted ``name`` is, that sub-layer, and ``name`` within it."""
+    names: list[str] = []
+    while True:
+        for child_name, child in layer._children().items():
+            if name.startswith(child_name + "."):
+                names.append(child_name)
+                layer, name = child, name[len(child_name) + 1:]
+                break
+        else:
+            return names, layer, name
+
+
+def _mismatch(layer: Layer, what: str, given: PyTree, expected: PyTree) -> Exception | None:
+    """An error naming the first sub-layer whose entries of ``given`` (the
+    ``what``, params or state) lack, add to or change the shapes of
+    ``expected``'s, or None if they agree."""
+    if (what == "params" and isinstance(given, tuple) and len(given) == 2
+            and _mismatch(layer, what, given[0], expected) is None):
+        return layer_error(layer, "params is init's (params, state) pair: unpack it, params, "
+                           "state = layer.init(key, x)")
+    have, want = dict(named_leaves(given)), dict(named_leaves(expected))
+    issues: dict[tuple[str, ...], list[str]] = {}
+    owners: dict[tuple[str, ...], Layer] = {}
+
+    def note(name: str, issue: Callable[[str, Layer], str]) -> None:
+        names, owner, rest = _owner(layer, name)
+        owners[tuple(names)] = owner
+        issues.setdefault(tuple(names), []).append(issue(rest, owner))
+
+    for name, spec in want.items():
+        if name not in have:
+            note(name, lambda n, _: f"{n!r} is missing")
+            continue
+        shape = getattr(have[name], "shape", None)
+        if shape is None:
+            kind = type(have[name]).__name__
+            note(name, lambda n, _, kind=kind: f"{n!r} is a {kind}, not an array")
+        elif tuple(shape) != tuple(spec.shape):
+            note(name, lambda n, _, s=tuple(shape), e=tuple(spec.shape):
+                 f"{n!r} has shape {s}, not {e}")
+    for name in have.keys() - want.keys():
+        note(name, lambda n, _: f"{n!r} is not one of its {what}")
+    if not issues:
+        return None
+    names, listed = next(iter(issues.items()))
+    message = (f"the {what} {'do' if what == 'params' else 'does'} not fit this layer: "
+               f"{'; '.join(listed)}. Pass the {what} that its init returns (another layer's "
+               f"or model's do not fit)")
+    return layer_error(owners[names], message, root=layer, names=names)
+
+
+# ----------------------------------------------------------------------------
 # Helpers shared by the layers
 # ----------------------------------------------------------------------------
 
@@ -432,21 +681,45 @@ def check_key(key: Any, where: str) -> None:
                         f"uint32, shape (2,)), got {got}")
 
 
+def shape_of(x: Any) -> tuple[int, ...]:
+    """The shape of ``x`` (an array, a traced value or an
+    ``ft.ShapeDtypeStruct``), read directly: layers check their inputs with
+    it on every ``apply``."""
+    shape = getattr(x, "shape", None)
+    return tuple(spec_of(x).shape) if shape is None else shape
+
+
 def check_features(layer: Layer, x: Any, expected: int, what: str = "the input",
                    axis: int = -1) -> None:
     """A clear error when ``x``'s ``axis`` is not ``expected`` long."""
-    shape = tuple(spec_of(x).shape)
-    if not shape or shape[axis] != expected:
-        raise ValueError(f"{layer!r}: {what} must have {expected} features on axis {axis}, "
-                         f"got shape {shape}")
+    try:
+        if x.shape[axis] == expected:  # the common case, first: apply calls this each time
+            return
+    except (AttributeError, IndexError):
+        pass
+    shape = shape_of(x)
+    if len(shape) <= (axis if axis >= 0 else -axis - 1) or shape[axis] != expected:
+        raise layer_error(layer, f"{what} must have {expected} features on axis {axis}, got "
+                          f"shape {tuple(shape)}")
+
+
+def checked_param(layer: Layer, params: Params, name: str, shape: tuple[int, ...]) -> Array:
+    """``params[name]``, after a clear error unless its shape is ``shape``:
+    for a weight that sets the output's size, where another layer's would
+    pass silently (one tuple comparison)."""
+    value = params[name]
+    if shape_of(value) != shape:
+        raise layer_error(layer, f"the params' {name!r} has shape {tuple(shape_of(value))}, not "
+                          f"{shape}: pass the params that its init returns")
+    return value
 
 
 def check_ndim(layer: Layer, x: Any, allowed: tuple[int, ...], layout: str) -> None:
     """A clear error when ``x`` has a number of axes outside ``allowed``."""
-    ndim = len(spec_of(x).shape)
-    if ndim not in allowed:
-        raise ValueError(f"{layer!r}: the input must be {layout} ({' or '.join(map(str, allowed))}"
-                         f" axes), got shape {tuple(spec_of(x).shape)}")
+    shape = shape_of(x)
+    if len(shape) not in allowed:
+        raise layer_error(layer, f"the input must be {layout} ({' or '.join(map(str, allowed))} "
+                          f"axes), got shape {tuple(shape)}")
 
 
 def ntuple(value: Any, n: int, name: str, owner: str) -> tuple[int, ...]:
@@ -472,16 +745,29 @@ def with_features(x: InputSpec, n: int) -> ShapeDtypeStruct:
     return ShapeDtypeStruct(tuple(spec.shape[:-1]) + (n,), spec.dtype)
 
 
+_SPATIAL = {1: "L", 2: "HW", 3: "DHW"}
+
+
 def check_spatial(layer: Layer, x: InputSpec, nd: int, channels: int | None) -> None:
     """A clear error unless ``x`` is ``(N, *spatial, C)`` or ``(*spatial, C)``
-    with ``nd`` spatial axes (and ``channels`` channels)."""
-    shape = tuple(spec_of(x).shape)
-    if len(shape) not in (nd + 1, nd + 2):
-        layout = "N" + "DHW"[3 - nd:] + "C"
-        raise ValueError(f"{layer!r}: the input must be {layout} (or one example without N), "
-                         f"got shape {shape}")
-    if channels is not None:
-        check_features(layer, x, channels, "the input (channels last)")
+    with ``nd`` spatial axes (and ``channels`` channels); an input that looks
+    channels-first (PyTorch's ``NCHW``) is called so."""
+    shape = shape_of(x)
+    layout = f"N{_SPATIAL[nd]}C"
+    if len(shape) - nd not in (1, 2):
+        raise layer_error(layer, f"the input must be {layout} (or one example without N, "
+                          f"{layout[1:]}), got shape {tuple(shape)}")
+    if channels is None or shape[-1] == channels:
+        return
+    message = (f"the input's last axis must be its {channels} channels ({layout}), got shape "
+               f"{tuple(shape)}")
+    first = len(shape) - nd - 1  # where channels-first inputs have them
+    if shape[first] == channels:
+        channels_first = ("N" if first else "") + "C" + _SPATIAL[nd]
+        message += (f": it looks channels-first ({channels_first}), but ftorch's convolutions "
+                    f"and pooling are channels-last, as MLX's; move the channels last with "
+                    f"fnp.moveaxis(x, {first}, -1)")
+    raise layer_error(layer, message)
 
 
 def batched(fn: Callable[[Array], Array], x: Array, nd: int) -> Array:

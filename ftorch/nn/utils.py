@@ -32,6 +32,7 @@ from ftorch.nn._layer import (
     Params,
     PyTree,
     State,
+    named_leaves,
     nest,
     recording,
     spec_of,
@@ -50,10 +51,6 @@ def _name(path: tuple) -> str:
     return ".".join(str(p) for p in path)
 
 
-def _named(t: PyTree) -> list[tuple[str, Any]]:
-    paths, leaves, _ = optree.tree_flatten_with_path(t, _is_leaf, none_is_leaf=False,
-                                                    namespace=tree.NAMESPACE)
-    return [(_name(p), x) for p, x in zip(paths, leaves)]
 
 
 def count_params(params: PyTree) -> int:
@@ -192,9 +189,9 @@ def flatten_names(params: PyTree, state: PyTree | None = None) -> dict[str, Any]
     >>> nn.utils.flatten_names({"layers": [{"weight": mx.ones(1)}, {}]}, {"step": mx.array(0)})
     {'layers.0.weight': array([1], dtype=float32), 'step': array(0, dtype=int32)}
     """
-    flat = dict(_named(params))
+    flat = dict(named_leaves(params))
     if state is not None:
-        for name, x in _named(state):
+        for name, x in named_leaves(state):
             if name in flat:
                 raise ValueError(f"flatten_names: {name!r} is in both params and state")
             flat[name] = x

@@ -16,7 +16,17 @@ from typing import Any
 import mlx.core as mx
 
 from ftorch.nn import functional as F
-from ftorch.nn._layer import Array, InputSpec, Key, Layer, Params, State, check_positive
+from ftorch.nn._layer import (
+    Array,
+    InputSpec,
+    Key,
+    Layer,
+    Params,
+    State,
+    check_features,
+    check_param_fits,
+    check_positive,
+)
 
 __all__ = [
     "Lambda", "ReLU", "ReLU2", "ReLU6", "LeakyReLU", "PReLU", "ELU", "CELU", "SELU", "GELU",
@@ -149,11 +159,16 @@ class PReLU(Layer):
 
     def init(self, key: Key, x: InputSpec) -> tuple[Params, State]:
         """``weight`` filled with ``init_value``; no state."""
+        if self.num_parameters > 1:
+            check_features(self, x, self.num_parameters)
+        check_param_fits(self, "weight", (self.num_parameters,))
         return {"weight": mx.full((self.num_parameters,), self.init_value, mx.float32)}, {}
 
     def apply(self, params: Params, state: State, x: Array, *, key: Key | None = None,
               train: bool = False) -> tuple[Array, State]:
         """``(max(0, x) + weight * min(0, x), state)``."""
+        if self.num_parameters > 1:
+            check_features(self, x, self.num_parameters)
         return F.prelu(x, params["weight"]), state
 
 

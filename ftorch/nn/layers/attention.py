@@ -18,6 +18,7 @@ import mlx.core as mx
 
 import ftorch.numpy as fnp
 from ftorch.dtypes import DTypeLike, to_mlx_dtype
+from ftorch.memory import check_fits
 from ftorch.nn import functional as F
 from ftorch.nn._layer import (
     Array,
@@ -27,6 +28,8 @@ from ftorch.nn._layer import (
     Params,
     State,
     check_positive,
+    layer_error,
+    shape_of,
     with_features,
 )
 from ftorch.nn.layers.linear import Linear
@@ -49,6 +52,7 @@ def create_additive_causal_mask(n: int, dtype: DTypeLike = mx.float32) -> mx.arr
     """
     check_positive("create_additive_causal_mask", n=n)
     dtype = to_mlx_dtype(dtype, "create_additive_causal_mask: dtype")
+    check_fits((n, n), dtype, "create_additive_causal_mask")
     indices = mx.arange(n)
     return (indices[:, None] < indices[None]).astype(dtype) * mx.finfo(dtype).min
 
@@ -164,6 +168,7 @@ class MultiHeadAttention(Layer):
         """``(attention output (..., L_q, value_output_dims), state)``."""
         keys = queries if keys is None else keys
         values = keys if values is None else values
+        self._check_inputs(queries, keys, values)
         run = self.bind(params, state, key=key, train=train)
         q = _heads(run("query_proj", queries), self.num_heads)
         k = _heads(run("key_proj", keys), self.num_heads)
@@ -171,5 +176,19 @@ class MultiHeadAttention(Layer):
         out = F.scaled_dot_product_attention(q, k, v, scale=1.0 / math.sqrt(q.shape[-1]),
                                              mask=mask)
         return run("out_proj", _merge_heads(out)), run.state
+
+    def _check_inputs(self, queries: Array, keys: Array, values: Array) -> None:
+        """A clear error unless the inputs are ``(..., L, features)`` with
+        the features the projections take, and keys and values of one length."""
+        for name, x, field in (("queries", queries, "query_input_dims"),
+                               ("keys", keys, "key_input_dims"),
+                               ("values", values, "value_input_dims")):
+            shape, dims = shape_of(x), getattr(self, field)
+            if len(shape) < 2 or shape[-1] != dims:
+                raise layer_error(self, f"the {name} must be (..., L, {dims}) ({field}={dims}), "
+                                  f"got shape {tuple(shape)}")
+        if shape_of(keys)[-2] != shape_of(values)[-2]:
+            raise layer_error(self, f"the keys and values must have the same length (axis -2), "
+                              f"got shapes {tuple(shape_of(keys))} and {tuple(shape_of(values))}")
 
     create_additive_causal_mask = staticmethod(create_additive_causal_mask)

@@ -28,8 +28,10 @@ from ftorch.nn._layer import (
     Params,
     State,
     batched,
+    check_param_fits,
     check_positive,
     check_spatial,
+    checked_param,
     ntuple,
 )
 from ftorch.nn.init import Initializer
@@ -55,6 +57,7 @@ class _ConvNd(Layer):
     bias: bool
     weight_init: Initializer | None
     bias_init: Initializer | None
+    _weight_shape: tuple[int, ...]  # set by __post_init__
 
     nd = 0  # the number of spatial axes (a class constant, not a field)
     transposed = False
@@ -72,12 +75,12 @@ class _ConvNd(Layer):
         for f in ("kernel_size", "stride", "dilation"):
             if min(norm[f]) < 1:
                 raise ValueError(f"{name}: {f} must be positive, got {getattr(self, f)!r}")
+        # Not a field: apply compares the weight with it.
+        object.__setattr__(self, "_weight_shape", (self.out_channels, *norm["kernel_size"],
+                                                   self.in_channels // self.groups))
 
     def _tuple_fields(self) -> tuple[str, ...]:
         return ("kernel_size", "stride", "padding", "dilation")
-
-    def _kernel(self) -> tuple[int, ...]:
-        return ntuple(self.kernel_size, self.nd, "kernel_size", type(self).__name__)
 
     def init(self, key: Key, x: InputSpec) -> tuple[Params, State]:
         r"""``weight`` ``(out_channels, *kernel_size, in_channels // groups)``
@@ -85,12 +88,13 @@ class _ConvNd(Layer):
         (``fan_in = in_channels // groups * prod(kernel_size)``), and ``bias``
         (zeros), as ``mlx.nn``; no state."""
         check_spatial(self, x, self.nd, self.in_channels)
-        kernel = self._kernel()
-        fan_in = self.in_channels // self.groups * math.prod(kernel)
+        shape = self._weight_shape
+        fan_in = math.prod(shape[1:])
         kw, kb = random.split(key)
-        shape = (self.out_channels, *kernel, self.in_channels // self.groups)
-        params = {"weight": init_param(self.weight_init, kw, shape, math.sqrt(1 / fan_in))}
+        params = {"weight": init_param(self, "weight", self.weight_init, kw, shape,
+                                       math.sqrt(1 / fan_in))}
         if self.bias:
+            check_param_fits(self, "bias", (self.out_channels,))
             bias_init = self.bias_init or (lambda k, s: fnp.zeros(s))
             params["bias"] = bias_init(kb, (self.out_channels,))
         return params, {}
@@ -101,8 +105,10 @@ class _ConvNd(Layer):
     def apply(self, params: Params, state: State, x: Array, *, key: Key | None = None,
               train: bool = False) -> tuple[Array, State]:
         """``(conv(x, weight) + bias, state)``."""
-        y = batched(lambda v: self._conv(v, params["weight"]), x, self.nd)
-        if "bias" in params:
+        check_spatial(self, x, self.nd, self.in_channels)
+        weight = checked_param(self, params, "weight", self._weight_shape)
+        y = batched(lambda v: self._conv(v, weight), x, self.nd)
+        if self.bias:
             y = y + params["bias"]
         return y, state
 

@@ -15,11 +15,36 @@ import math
 import mlx.core as mx
 
 import ftorch.numpy as fnp
+from ftorch.core import ShapeDtypeStruct
 from ftorch.nn import init as initializers
-from ftorch.nn._layer import Array, InputSpec, Key, Layer, Params, State, check_positive, spec_of
+from ftorch.nn._layer import (
+    Array,
+    InputSpec,
+    Key,
+    Layer,
+    Params,
+    State,
+    check_param_fits,
+    check_positive,
+    checked_param,
+    layer_error,
+    spec_of,
+)
 from ftorch.nn.init import Initializer
 
 __all__ = ["Embedding"]
+
+_INDEX_DTYPES = frozenset({mx.int8, mx.int16, mx.int32, mx.int64, mx.uint8, mx.uint16,
+                           mx.uint32, mx.uint64})
+
+
+def _check_indices(layer: Layer, x: InputSpec) -> None:
+    dtype = getattr(x, "dtype", None)
+    if not isinstance(dtype, mx.Dtype):  # NumPy arrays, lists
+        dtype = spec_of(x if isinstance(x, ShapeDtypeStruct) else fnp.asarray(x)).dtype
+    if dtype not in _INDEX_DTYPES:
+        raise layer_error(layer, f"the input must hold integer indices, got dtype {dtype} "
+                          f"(cast them with x.astype(mx.int32))", TypeError)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,16 +85,18 @@ class Embedding(Layer):
 
     def init(self, key: Key, x: InputSpec) -> tuple[Params, State]:
         r"""``weight`` (by default from :math:`\mathcal{N}(0, 1/\text{dims})`); no state."""
-        dtype = spec_of(x).dtype
-        if not mx.issubdtype(dtype, mx.integer):
-            raise TypeError(f"{self!r}: the input must hold integer indices, got {dtype}")
+        _check_indices(self, x)
+        shape = (self.num_embeddings, self.dims)
+        check_param_fits(self, "weight", shape)
         initializer = self.weight_init or initializers.normal(0.0, math.sqrt(1.0 / self.dims))
-        return {"weight": initializer(key, (self.num_embeddings, self.dims))}, {}
+        return {"weight": initializer(key, shape)}, {}
 
     def apply(self, params: Params, state: State, x: Array, *, key: Key | None = None,
               train: bool = False) -> tuple[Array, State]:
         """``(weight[x], state)``: ``x``'s shape plus ``(dims,)``."""
-        return fnp.take(params["weight"], x, axis=0), state
+        _check_indices(self, x)
+        weight = checked_param(self, params, "weight", (self.num_embeddings, self.dims))
+        return fnp.take(weight, x, axis=0), state
 
     def as_linear(self, params: Params, x: Array) -> Array:
         """``x @ weight.T``: scores of ``x`` (last axis ``dims``) against every

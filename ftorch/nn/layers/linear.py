@@ -25,24 +25,28 @@ from ftorch.nn._layer import (
     Params,
     State,
     check_features,
+    check_param_fits,
     check_positive,
+    checked_param,
 )
 from ftorch.nn.init import Initializer
 
 __all__ = ["Identity", "Linear", "Bilinear"]
 
 
-def init_param(initializer: Initializer | None, key: Key, shape: tuple[int, ...],
-               scale: float) -> Array:
-    r"""``initializer(key, shape)``, or by default ``mlx.nn``'s
-    :math:`\mathcal{U}(-scale, scale)` in float32.
+def init_param(layer: Layer, name: str, initializer: Initializer | None, key: Key,
+               shape: tuple[int, ...], scale: float) -> Array:
+    r"""``layer``'s parameter ``name``: ``initializer(key, shape)``, or by
+    default ``mlx.nn``'s :math:`\mathcal{U}(-scale, scale)` in float32; a
+    ``MemoryError`` naming both if it cannot fit in memory.
 
-    >>> import ftorch.random as random
+    >>> import ftorch.nn as nn, ftorch.random as random
     >>> from ftorch.nn.layers.linear import init_param
-    >>> w = init_param(None, random.key(0), (100,), 0.5)
+    >>> w = init_param(nn.Linear(100, 1), "weight", None, random.key(0), (1, 100), 0.5)
     >>> bool((abs(w) <= 0.5).all())
     True
     """
+    check_param_fits(layer, name, shape)
     if initializer is None:
         initializer = initializers.uniform(-scale, scale)
     return initializer(key, shape)
@@ -123,15 +127,18 @@ class Linear(Layer):
         scale = math.sqrt(1.0 / self.input_dims)
         kw, kb = random.split(key)
         shape = (self.output_dims, self.input_dims)
-        params = {"weight": init_param(self.weight_init, kw, shape, scale)}
+        params = {"weight": init_param(self, "weight", self.weight_init, kw, shape, scale)}
         if self.bias:
-            params["bias"] = init_param(self.bias_init, kb, (self.output_dims,), scale)
+            params["bias"] = init_param(self, "bias", self.bias_init, kb, (self.output_dims,),
+                                        scale)
         return params, {}
 
     def apply(self, params: Params, state: State, x: Array, *, key: Key | None = None,
               train: bool = False) -> tuple[Array, State]:
         """``(x @ weight.T + bias, state)``."""
-        return linear(x, params["weight"], params.get("bias")), state
+        check_features(self, x, self.input_dims)
+        weight = checked_param(self, params, "weight", (self.output_dims, self.input_dims))
+        return linear(x, weight, params["bias"] if self.bias else None), state
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,15 +190,20 @@ class Bilinear(Layer):
         scale = math.sqrt(1.0 / self.input1_dims)
         kw, kb = random.split(key)
         shape = (self.output_dims, self.input2_dims, self.input1_dims)
-        params = {"weight": init_param(self.weight_init, kw, shape, scale)}
+        params = {"weight": init_param(self, "weight", self.weight_init, kw, shape, scale)}
         if self.bias:
-            params["bias"] = init_param(self.bias_init, kb, (self.output_dims,), scale)
+            params["bias"] = init_param(self, "bias", self.bias_init, kb, (self.output_dims,),
+                                        scale)
         return params, {}
 
     def apply(self, params: Params, state: State, x1: Array, x2: Array, *,
               key: Key | None = None, train: bool = False) -> tuple[Array, State]:
         """``(einsum("...j,oij,...i->...o", x1, W, x2) + b, state)``."""
-        y = fnp.einsum("...j,oij,...i->...o", x1, params["weight"], x2)
-        if "bias" in params:
+        check_features(self, x1, self.input1_dims, "x1")
+        check_features(self, x2, self.input2_dims, "x2")
+        weight = checked_param(self, params, "weight",
+                               (self.output_dims, self.input2_dims, self.input1_dims))
+        y = fnp.einsum("...j,oij,...i->...o", x1, weight, x2)
+        if self.bias:
             y = y + params["bias"]
         return y, state

@@ -25,8 +25,10 @@ from ftorch.nn._layer import (
     Params,
     State,
     check_features,
+    check_param_fits,
     check_positive,
-    spec_of,
+    layer_error,
+    shape_of,
 )
 
 __all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm", "BatchNorm"]
@@ -37,11 +39,18 @@ def _check_eps(owner: str, eps: float) -> None:
         raise ValueError(f"{owner}: eps must be positive, got {eps!r}")
 
 
-def _affine_params(dims: int, bias: bool = True) -> Params:
+def _affine_params(layer: Layer, dims: int, bias: bool = True) -> Params:
+    check_param_fits(layer, "weight", (dims,))
     params = {"weight": mx.ones((dims,))}
     if bias:
         params["bias"] = mx.zeros((dims,))
     return params
+
+
+def _check_batched(layer: Layer, x: InputSpec) -> None:
+    if len(shape_of(x)) < 2:
+        raise layer_error(layer, f"the input must be (N, ..., C), got shape "
+                          f"{tuple(shape_of(x))}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,12 +89,15 @@ class LayerNorm(Layer):
     def init(self, key: Key, x: InputSpec) -> tuple[Params, State]:
         """``weight`` (ones) and ``bias`` (zeros) if ``affine``; no state."""
         check_features(self, x, self.dims)
-        return (_affine_params(self.dims, self.bias) if self.affine else {}), {}
+        return (_affine_params(self, self.dims, self.bias) if self.affine else {}), {}
 
     def apply(self, params: Params, state: State, x: Array, *, key: Key | None = None,
               train: bool = False) -> tuple[Array, State]:
         """``(layer_norm(x, weight, bias, eps), state)``."""
-        return F.layer_norm(x, params.get("weight"), params.get("bias"), self.eps), state
+        check_features(self, x, self.dims)
+        weight = params["weight"] if self.affine else None
+        bias = params["bias"] if self.affine and self.bias else None
+        return F.layer_norm(x, weight, bias, self.eps), state
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,11 +130,13 @@ class RMSNorm(Layer):
     def init(self, key: Key, x: InputSpec) -> tuple[Params, State]:
         """``weight`` (ones); no state."""
         check_features(self, x, self.dims)
+        check_param_fits(self, "weight", (self.dims,))
         return {"weight": mx.ones((self.dims,))}, {}
 
     def apply(self, params: Params, state: State, x: Array, *, key: Key | None = None,
               train: bool = False) -> tuple[Array, State]:
         """``(rms_norm(x, weight, eps), state)``."""
+        check_features(self, x, self.dims)
         return F.rms_norm(x, params["weight"], self.eps), state
 
 
@@ -168,12 +182,15 @@ class GroupNorm(Layer):
     def init(self, key: Key, x: InputSpec) -> tuple[Params, State]:
         """``weight`` (ones) and ``bias`` (zeros) if ``affine``; no state."""
         check_features(self, x, self.dims)
-        return (_affine_params(self.dims) if self.affine else {}), {}
+        _check_batched(self, x)
+        return (_affine_params(self, self.dims) if self.affine else {}), {}
 
     def apply(self, params: Params, state: State, x: Array, *, key: Key | None = None,
               train: bool = False) -> tuple[Array, State]:
         """``(group_norm(x) * weight + bias, state)``."""
-        weight, bias = params.get("weight"), params.get("bias")
+        check_features(self, x, self.dims)
+        _check_batched(self, x)
+        weight, bias = (params["weight"], params["bias"]) if self.affine else (None, None)
         if self.pytorch_compatible:
             return F.group_norm(x, self.num_groups, weight, bias, self.eps), state
         # MLX's grouping: channel c in group c % g, so the group is the last
@@ -217,12 +234,14 @@ class InstanceNorm(Layer):
     def init(self, key: Key, x: InputSpec) -> tuple[Params, State]:
         """``weight`` (ones) and ``bias`` (zeros) if ``affine``; no state."""
         check_features(self, x, self.dims)
-        return (_affine_params(self.dims) if self.affine else {}), {}
+        return (_affine_params(self, self.dims) if self.affine else {}), {}
 
     def apply(self, params: Params, state: State, x: Array, *, key: Key | None = None,
               train: bool = False) -> tuple[Array, State]:
         """``(instance_norm(x, weight, bias, eps), state)``."""
-        return F.instance_norm(x, params.get("weight"), params.get("bias"), self.eps), state
+        check_features(self, x, self.dims)
+        weight, bias = (params["weight"], params["bias"]) if self.affine else (None, None)
+        return F.instance_norm(x, weight, bias, self.eps), state
 
 
 @dataclasses.dataclass(frozen=True)
@@ -277,35 +296,48 @@ class BatchNorm(Layer):
     def _state_names(self) -> str:
         return "running_mean, running_var"
 
+    def _check_state(self, state: State) -> None:
+        """A clear error unless ``state`` holds running statistics of
+        ``num_features`` values (a size-1 one would broadcast silently)."""
+        if not state:
+            raise layer_error(self, "the state has no running statistics: pass the state init "
+                              "returned")
+        for name in ("running_mean", "running_var"):
+            if name not in state:
+                raise layer_error(self, f"the state has no {name}: pass the state init returned")
+            if tuple(shape_of(state[name])) != (self.num_features,):
+                raise layer_error(self, f"the state's {name} has shape "
+                                  f"{tuple(shape_of(state[name]))}, not ({self.num_features},): "
+                                  f"pass the state init returned for this layer")
+
     def init(self, key: Key, x: InputSpec) -> tuple[Params, State]:
         """``weight`` and ``bias`` if ``affine``; state ``running_mean`` and
         ``running_var`` if ``track_running_stats``."""
         check_features(self, x, self.num_features)
-        if len(spec_of(x).shape) < 2:
-            raise ValueError(f"{self!r}: the input must be (N, ..., C), got shape "
-                             f"{tuple(spec_of(x).shape)}")
-        state = {"running_mean": mx.zeros((self.num_features,)),
-                 "running_var": mx.ones((self.num_features,))} if self.track_running_stats else {}
-        return (_affine_params(self.num_features) if self.affine else {}), state
+        _check_batched(self, x)
+        state = {}
+        if self.track_running_stats:
+            check_param_fits(self, "running_mean", (self.num_features,))
+            state = {"running_mean": mx.zeros((self.num_features,)),
+                     "running_var": mx.ones((self.num_features,))}
+        return (_affine_params(self, self.num_features) if self.affine else {}), state
 
     def apply(self, params: Params, state: State, x: Array, *, key: Key | None = None,
               train: bool = False) -> tuple[Array, State]:
         """``(normalised x, state)``; in training the state's running
         statistics are updated."""
-        if x.ndim < 2:
-            raise ValueError(f"{self!r}: the input must be (N, ..., C), got shape "
-                             f"{tuple(x.shape)}")
-        weight, bias = params.get("weight"), params.get("bias")
+        check_features(self, x, self.num_features)
+        _check_batched(self, x)
+        weight, bias = (params["weight"], params["bias"]) if self.affine else (None, None)
         tracked = self.track_running_stats
-        if tracked and not state:
-            raise ValueError(f"{self!r}: the state has no running statistics: pass the state "
-                             f"init returned")
+        if tracked:
+            self._check_state(state)
         if tracked and not train:
             mean, var = state["running_mean"], state["running_var"]
             return F.batch_norm(x, mean, var, weight, bias, self.eps), state
         if train and x.size // x.shape[-1] == 1:
-            raise ValueError(f"{self!r}: training needs more than one value per channel, got "
-                             f"shape {tuple(x.shape)}")
+            raise layer_error(self, f"training needs more than one value per channel, got "
+                              f"shape {tuple(x.shape)}")
         mean, var = F.batch_stats(x)
         y = F.batch_norm(x, mean, var, weight, bias, self.eps)
         if tracked:  # and training

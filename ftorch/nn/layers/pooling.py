@@ -60,6 +60,7 @@ class _Pool(Layer):
     def apply(self, params: Params, state: State, x: Array, *, key: Key | None = None,
               train: bool = False) -> tuple[Array, State]:
         """``(pooled x, state)``."""
+        check_spatial(self, x, self.nd, None)
         return batched(self._pool, x, self.nd), state
 
 

@@ -31,7 +31,8 @@ from ftorch.nn._layer import (
     State,
     check_features,
     check_positive,
-    spec_of,
+    layer_error,
+    shape_of,
 )
 from ftorch.nn.layers.linear import init_param, linear
 
@@ -39,18 +40,35 @@ __all__ = ["RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell"]
 
 
 def _check_sequence(layer: Layer, x: InputSpec, input_size: int) -> None:
-    shape = tuple(spec_of(x).shape)
+    shape = shape_of(x)
     if len(shape) < 2:
-        raise ValueError(f"{layer!r}: the input must be a sequence (..., L, {input_size}), "
-                         f"got shape {shape}")
+        raise layer_error(layer, f"the input must be a sequence (..., L, {input_size}), got "
+                          f"shape {tuple(shape)}")
     check_features(layer, x, input_size)
 
 
-def _uniform_params(key: Key, shapes: dict[str, tuple[int, ...]], hidden_size: int) -> Params:
+def _check_carry(layer: Layer, carry: Array | None, x: Array, name: str, sequence: bool
+                 ) -> None:
+    """A clear error unless the initial ``carry`` (``hidden`` or ``cell``)
+    is ``(..., hidden_size)``: for a sequence, the input's batch axes exactly
+    (the loop's carry keeps its shape); for a cell, axes broadcasting with them."""
+    if carry is None:
+        return
+    shape, size = tuple(shape_of(carry)), layer.hidden_size
+    batch = tuple(shape_of(x))[:-2 if sequence else -1]
+    if sequence and shape != batch + (size,):
+        raise layer_error(layer, f"{name} must have shape {batch + (size,)} (the input's batch "
+                          f"axes, then hidden_size={size}), got shape {shape}")
+    if not sequence and (not shape or shape[-1] != size):
+        raise layer_error(layer, f"{name} must have hidden_size={size} features on its last "
+                          f"axis, got shape {shape}")
+
+
+def _uniform_params(layer: Layer, key: Key, shapes: dict[str, tuple[int, ...]]) -> Params:
     """Every parameter from ``U(-k, k)``, ``k = 1/sqrt(hidden_size)``."""
-    scale = 1.0 / math.sqrt(hidden_size)
+    scale = 1.0 / math.sqrt(layer.hidden_size)
     keys = random.split(key, len(shapes))
-    return {name: init_param(None, keys[i], shape, scale) for i, (name, shape) in
+    return {name: init_param(layer, name, None, keys[i], shape, scale) for i, (name, shape) in
             enumerate(shapes.items())}
 
 
@@ -75,11 +93,12 @@ def _rnn_step(params: Params, nonlinearity: Callable, x_proj_t: Array, h: Array)
     return nonlinearity(x_proj_t + fnp.matmul(h, fnp.swapaxes(params["Whh"], 0, 1)))
 
 
-def _rnn_params(key: Key, input_size: int, hidden_size: int, bias: bool) -> Params:
-    shapes = {"Wxh": (hidden_size, input_size), "Whh": (hidden_size, hidden_size)}
-    if bias:
-        shapes["bias"] = (hidden_size,)
-    return _uniform_params(key, shapes, hidden_size)
+def _rnn_params(layer: RNN | RNNCell, key: Key) -> Params:
+    h = layer.hidden_size
+    shapes = {"Wxh": (h, layer.input_size), "Whh": (h, h)}
+    if layer.bias:
+        shapes["bias"] = (h,)
+    return _uniform_params(layer, key, shapes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,11 +141,13 @@ class RNN(Layer):
              ) -> tuple[Params, State]:
         """``Wxh``, ``Whh``, ``bias`` from :math:`\\mathcal{U}(-k, k)`; no state."""
         _check_sequence(self, x, self.input_size)
-        return _rnn_params(key, self.input_size, self.hidden_size, self.bias), {}
+        return _rnn_params(self, key), {}
 
     def apply(self, params: Params, state: State, x: Array, hidden: Array | None = None, *,
               key: Key | None = None, train: bool = False) -> tuple[Array, State]:
         """``(hidden states (..., L, H), state)``."""
+        _check_sequence(self, x, self.input_size)
+        _check_carry(self, hidden, x, "hidden", sequence=True)
         act = self.nonlinearity or fnp.tanh
         x_proj = linear(x, params["Wxh"], params.get("bias"))
         h0 = _zeros(x_proj, self.hidden_size) if hidden is None else hidden
@@ -171,11 +192,13 @@ class RNNCell(Layer):
              ) -> tuple[Params, State]:
         """``Wxh``, ``Whh``, ``bias`` from :math:`\\mathcal{U}(-k, k)`; no state."""
         check_features(self, x, self.input_size)
-        return _rnn_params(key, self.input_size, self.hidden_size, self.bias), {}
+        return _rnn_params(self, key), {}
 
     def apply(self, params: Params, state: State, x: Array, hidden: Array | None = None, *,
               key: Key | None = None, train: bool = False) -> tuple[Array, State]:
         """``(new hidden state, state)``."""
+        check_features(self, x, self.input_size)
+        _check_carry(self, hidden, x, "hidden", sequence=False)
         x_proj = linear(x, params["Wxh"], params.get("bias"))
         if hidden is None:
             return (self.nonlinearity or fnp.tanh)(x_proj), state
@@ -187,12 +210,12 @@ class RNNCell(Layer):
 # ----------------------------------------------------------------------------
 
 
-def _gru_params(key: Key, input_size: int, hidden_size: int, bias: bool) -> Params:
-    h = hidden_size
-    shapes = {"Wx": (3 * h, input_size), "Wh": (3 * h, h)}
-    if bias:
+def _gru_params(layer: GRU | GRUCell, key: Key) -> Params:
+    h = layer.hidden_size
+    shapes = {"Wx": (3 * h, layer.input_size), "Wh": (3 * h, h)}
+    if layer.bias:
         shapes.update(b=(3 * h,), bhn=(h,))
-    return _uniform_params(key, shapes, h)
+    return _uniform_params(layer, key, shapes)
 
 
 def _gru_step(params: Params, hidden_size: int, x_proj_t: Array, h: Array) -> Array:
@@ -252,11 +275,13 @@ class GRU(Layer):
              ) -> tuple[Params, State]:
         """``Wx``, ``Wh``, ``b``, ``bhn`` from :math:`\\mathcal{U}(-k, k)`; no state."""
         _check_sequence(self, x, self.input_size)
-        return _gru_params(key, self.input_size, self.hidden_size, self.bias), {}
+        return _gru_params(self, key), {}
 
     def apply(self, params: Params, state: State, x: Array, hidden: Array | None = None, *,
               key: Key | None = None, train: bool = False) -> tuple[Array, State]:
         """``(hidden states (..., L, H), state)``."""
+        _check_sequence(self, x, self.input_size)
+        _check_carry(self, hidden, x, "hidden", sequence=True)
         x_proj = linear(x, params["Wx"], params.get("b"))
         h0 = _zeros(x_proj, self.hidden_size) if hidden is None else hidden
 
@@ -298,11 +323,13 @@ class GRUCell(Layer):
              ) -> tuple[Params, State]:
         """``Wx``, ``Wh``, ``b``, ``bhn`` from :math:`\\mathcal{U}(-k, k)`; no state."""
         check_features(self, x, self.input_size)
-        return _gru_params(key, self.input_size, self.hidden_size, self.bias), {}
+        return _gru_params(self, key), {}
 
     def apply(self, params: Params, state: State, x: Array, hidden: Array | None = None, *,
               key: Key | None = None, train: bool = False) -> tuple[Array, State]:
         """``(new hidden state, state)``."""
+        check_features(self, x, self.input_size)
+        _check_carry(self, hidden, x, "hidden", sequence=False)
         x_proj = linear(x, params["Wx"], params.get("b"))
         if hidden is None:
             hidden = fnp.zeros(tuple(x_proj.shape[:-1]) + (self.hidden_size,), x_proj.dtype)
@@ -314,12 +341,12 @@ class GRUCell(Layer):
 # ----------------------------------------------------------------------------
 
 
-def _lstm_params(key: Key, input_size: int, hidden_size: int, bias: bool) -> Params:
-    h = hidden_size
-    shapes = {"Wx": (4 * h, input_size), "Wh": (4 * h, h)}
-    if bias:
+def _lstm_params(layer: LSTM | LSTMCell, key: Key) -> Params:
+    h = layer.hidden_size
+    shapes = {"Wx": (4 * h, layer.input_size), "Wh": (4 * h, h)}
+    if layer.bias:
         shapes["bias"] = (4 * h,)
-    return _uniform_params(key, shapes, h)
+    return _uniform_params(layer, key, shapes)
 
 
 def _lstm_step(params: Params, hidden_size: int, x_proj_t: Array, h: Array, c: Array
@@ -381,12 +408,15 @@ class LSTM(Layer):
              cell: InputSpec | None = None) -> tuple[Params, State]:
         """``Wx``, ``Wh``, ``bias`` from :math:`\\mathcal{U}(-k, k)`; no state."""
         _check_sequence(self, x, self.input_size)
-        return _lstm_params(key, self.input_size, self.hidden_size, self.bias), {}
+        return _lstm_params(self, key), {}
 
     def apply(self, params: Params, state: State, x: Array, hidden: Array | None = None,
               cell: Array | None = None, *, key: Key | None = None, train: bool = False
               ) -> tuple[tuple[Array, Array], State]:
         """``((hidden states, cell states), state)``, each ``(..., L, H)``."""
+        _check_sequence(self, x, self.input_size)
+        _check_carry(self, hidden, x, "hidden", sequence=True)
+        _check_carry(self, cell, x, "cell", sequence=True)
         x_proj = linear(x, params["Wx"], params.get("bias"))
         h0 = _zeros(x_proj, self.hidden_size) if hidden is None else hidden
         c0 = _zeros(x_proj, self.hidden_size) if cell is None else cell
@@ -430,12 +460,15 @@ class LSTMCell(Layer):
              cell: InputSpec | None = None) -> tuple[Params, State]:
         """``Wx``, ``Wh``, ``bias`` from :math:`\\mathcal{U}(-k, k)`; no state."""
         check_features(self, x, self.input_size)
-        return _lstm_params(key, self.input_size, self.hidden_size, self.bias), {}
+        return _lstm_params(self, key), {}
 
     def apply(self, params: Params, state: State, x: Array, hidden: Array | None = None,
               cell: Array | None = None, *, key: Key | None = None, train: bool = False
               ) -> tuple[tuple[Array, Array], State]:
         """``((new hidden, new cell), state)``."""
+        check_features(self, x, self.input_size)
+        _check_carry(self, hidden, x, "hidden", sequence=False)
+        _check_carry(self, cell, x, "cell", sequence=False)
         x_proj = linear(x, params["Wx"], params.get("bias"))
         shape = tuple(x_proj.shape[:-1]) + (self.hidden_size,)
         h = fnp.zeros(shape, x_proj.dtype) if hidden is None else hidden

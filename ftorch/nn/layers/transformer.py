@@ -24,6 +24,7 @@ from ftorch.nn._layer import (
     Layer,
     Params,
     State,
+    check_features,
     check_positive,
     with_features,
 )
@@ -128,6 +129,7 @@ class TransformerEncoderLayer(Layer):
     def apply(self, params: Params, state: State, x: Array, mask: Any = None, *,
               key: Key | None = None, train: bool = False) -> tuple[Array, State]:
         """``(block(x), state)``."""
+        check_features(self, x, self.dims)
         run = self.bind(params, state, key=key, train=train)
         if self.norm_first:
             y = run("ln1", x)
@@ -191,6 +193,7 @@ class TransformerEncoder(Layer):
     def apply(self, params: Params, state: State, x: Array, mask: Any = None, *,
               key: Key | None = None, train: bool = False) -> tuple[Array, State]:
         """``(ln(block_n(...block_0(x))), state)``."""
+        check_features(self, x, self.dims)
         run = self.bind(params, state, key=key, train=train)
         call = run.checkpointed if self.checkpoint else run
         for i in range(self.num_layers):
@@ -265,6 +268,8 @@ class TransformerDecoderLayer(Layer):
               memory_mask: Any = None, *, key: Key | None = None, train: bool = False
               ) -> tuple[Array, State]:
         """``(block(x, memory), state)``."""
+        check_features(self, x, self.dims)
+        check_features(self, memory, self.dims, "memory")
         run = self.bind(params, state, key=key, train=train)
         if self.norm_first:
             y = run("ln1", x)
@@ -334,6 +339,8 @@ class TransformerDecoder(Layer):
               memory_mask: Any = None, *, key: Key | None = None, train: bool = False
               ) -> tuple[Array, State]:
         """``(ln(block_n(...block_0(x, memory), memory)), state)``."""
+        check_features(self, x, self.dims)
+        check_features(self, memory, self.dims, "memory")
         run = self.bind(params, state, key=key, train=train)
         call = run.checkpointed if self.checkpoint else run
         for i in range(self.num_layers):
