@@ -297,3 +297,38 @@ def test_errors():
         losses.triplet_loss(logits, logits, logits, p=0)
     with pytest.raises(ValueError, match=r"hinge_loss: reduction must be"):
         losses.hinge_loss(logits, logits, reduction=None)
+
+
+# Arguments of each loss whose shapes do not fit together: (6, 5) against (4,)
+# (which neither match nor broadcast); each loss names itself and every shape.
+_A, _B = mx.zeros((6, 5)), mx.zeros((4,))
+_MISFITS = {
+    "cross_entropy": (_A, mx.zeros((4,), mx.int32)),
+    "binary_cross_entropy": (_A, _B),
+    "nll_loss": (_A, mx.zeros((4,), mx.int32)),
+    "kl_div_loss": (_A, _B),
+    "mse_loss": (_A, _B),
+    "l1_loss": (_A, _B),
+    "smooth_l1_loss": (_A, _B),
+    "huber_loss": (_A, _B),
+    "log_cosh_loss": (_A, _B),
+    "gaussian_nll_loss": (_A, _A, _B),
+    "hinge_loss": (_A, _B),
+    "margin_ranking_loss": (_A, _A, _B),
+    "cosine_similarity_loss": (_A, _B),
+    "triplet_loss": (_A, _A, _B),
+}
+
+
+def test_every_loss_has_misfitting_arguments_below():
+    assert set(_MISFITS) == set(losses.__all__) - {"Reduction"}
+
+
+@pytest.mark.parametrize("name", sorted(_MISFITS))
+def test_misfitting_shapes_name_the_loss_and_the_shapes(name):
+    args = _MISFITS[name]
+    with pytest.raises(ValueError) as info:
+        getattr(losses, name)(*args)
+    message = str(info.value)
+    assert message.startswith(name + ":")
+    assert all(str(a.shape) in message for a in args)

@@ -19,6 +19,7 @@ import math
 from typing import Any, Literal
 
 import mlx.core as mx
+import numpy as np
 
 import ftorch.numpy as fnp
 from ftorch.core import is_floating
@@ -59,6 +60,20 @@ def _same_shape(fname: str, **arrays: Any) -> list[Any]:
     if any(s != shapes[0] for s in shapes):
         described = ", ".join(f"{n} {s}" for n, s in zip(arrays, shapes))
         raise ValueError(f"{fname}: the shapes must match, got {described}")
+    return out
+
+
+def _broadcasting(fname: str, **arrays: Any) -> list[Any]:
+    """The arrays (as arrays); their shapes must broadcast together (as in
+    ``mlx.nn.losses``, where these losses broadcast)."""
+    out = [fnp.asarray(a) for a in arrays.values()]
+    shapes = [tuple(a.shape) for a in out]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        described = ", ".join(f"{n} {s}" for n, s in zip(arrays, shapes))
+        raise ValueError(f"{fname}: the shapes must broadcast together, got {described}"
+                         ) from None
     return out
 
 
@@ -220,7 +235,7 @@ def kl_div_loss(inputs: Any, targets: Any, axis: int = -1, reduction: Reduction 
     """
     fname = "kl_div_loss"
     _check_reduction(reduction, fname)
-    inputs, targets = fnp.asarray(inputs), fnp.asarray(targets)
+    inputs, targets = _broadcasting(fname, inputs=inputs, targets=targets)
     diff = fnp.subtract(targets, inputs)
     if diff.ndim == 0:
         raise ValueError(f"{fname}: inputs must have a distribution axis, got a 0-d array")
@@ -295,7 +310,7 @@ def huber_loss(inputs: Any, targets: Any, delta: float = 1.0,
     fname = "huber_loss"
     _check_reduction(reduction, fname)
     delta = _nonnegative(delta, fname, "delta")
-    inputs, targets = fnp.asarray(inputs), fnp.asarray(targets)
+    inputs, targets = _broadcasting(fname, inputs=inputs, targets=targets)
     a = fnp.abs(fnp.subtract(inputs, targets))
     q = fnp.minimum(a, delta)
     loss = fnp.add(fnp.multiply(fnp.square(q), 0.5), fnp.multiply(fnp.subtract(a, q), delta))
@@ -312,6 +327,7 @@ def log_cosh_loss(inputs: Any, targets: Any, reduction: Reduction = "none") -> A
     [0.0, 99.307]
     """
     _check_reduction(reduction, "log_cosh_loss")
+    inputs, targets = _broadcasting("log_cosh_loss", inputs=inputs, targets=targets)
     d = fnp.subtract(inputs, targets)
     return _reduce(fnp.subtract(fnp.logaddexp(d, fnp.negative(d)), math.log(2.0)), reduction)
 
@@ -353,6 +369,7 @@ def hinge_loss(inputs: Any, targets: Any, reduction: Reduction = "none") -> Any:
     [0.5, 3.0]
     """
     _check_reduction(reduction, "hinge_loss")
+    inputs, targets = _broadcasting("hinge_loss", inputs=inputs, targets=targets)
     return _reduce(fnp.maximum(fnp.subtract(1, fnp.multiply(inputs, targets)), 0), reduction)
 
 
@@ -393,7 +410,7 @@ def cosine_similarity_loss(x1: Any, x2: Any, axis: int = 1, eps: float = 1e-8,
     fname = "cosine_similarity_loss"
     _check_reduction(reduction, fname)
     eps = _nonnegative(eps, fname, "eps")
-    x1, x2 = fnp.broadcast_arrays(fnp.asarray(x1), fnp.asarray(x2))
+    x1, x2 = fnp.broadcast_arrays(*_broadcasting(fname, x1=x1, x2=x2))
     if x1.ndim == 0:
         raise ValueError(f"{fname}: x1 and x2 must have an embedding axis, got 0-d arrays")
     ax = normalize_axis(axis, x1.ndim, fname)
@@ -419,7 +436,8 @@ def triplet_loss(anchors: Any, positives: Any, negatives: Any, axis: int = -1, p
     if p <= 0:
         raise ValueError(f"{fname}: p must be positive, got {p}")
     eps = _nonnegative(eps, fname, "eps")
-    a, pos, neg = fnp.asarray(anchors), fnp.asarray(positives), fnp.asarray(negatives)
+    a, pos, neg = _broadcasting(fname, anchors=anchors, positives=positives,
+                                negatives=negatives)
 
     def dist(d):
         ax = normalize_axis(axis, d.ndim, fname) if d.ndim else None
