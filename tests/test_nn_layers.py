@@ -742,6 +742,19 @@ def test_params_of_another_layer_name_the_layer_path_and_entry(case):
     assert f"'{last}' is missing" in renamed and "'renamed' is not one of its params" in renamed
 
 
+def _biases(params) -> list[str]:
+    return [n for n in nn.utils.flatten_names(params) if n.rpartition(".")[2] in ("bias", "b")]
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if _biases(_init(c)[0])], ids=repr)
+def test_a_missing_bias_is_named_not_skipped(case):
+    # Layers used to add a bias only when the params had one.
+    params, state = _init(case)
+    name = _biases(params)[0]
+    with pytest.raises(ValueError, match=rf"'{name.rpartition('.')[2]}' is missing"):
+        case.ours.apply(_perturbed(params, name), state, *case.inputs, **case.options)
+
+
 def test_sequential_names_the_layer_whose_params_do_not_fit():
     model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
     params, _ = model.init(random.key(0), mx.zeros((2, 3)))

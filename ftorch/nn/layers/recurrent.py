@@ -149,7 +149,7 @@ class RNN(Layer):
         _check_sequence(self, x, self.input_size)
         _check_carry(self, hidden, x, "hidden", sequence=True)
         act = self.nonlinearity or fnp.tanh
-        x_proj = linear(x, params["Wxh"], params.get("bias"))
+        x_proj = linear(x, params["Wxh"], params["bias"] if self.bias else None)
         h0 = _zeros(x_proj, self.hidden_size) if hidden is None else hidden
 
         def step(h, x_t):
@@ -199,7 +199,7 @@ class RNNCell(Layer):
         """``(new hidden state, state)``."""
         check_features(self, x, self.input_size)
         _check_carry(self, hidden, x, "hidden", sequence=False)
-        x_proj = linear(x, params["Wxh"], params.get("bias"))
+        x_proj = linear(x, params["Wxh"], params["bias"] if self.bias else None)
         if hidden is None:
             return (self.nonlinearity or fnp.tanh)(x_proj), state
         return _rnn_step(params, self.nonlinearity or fnp.tanh, x_proj, hidden), state
@@ -218,14 +218,15 @@ def _gru_params(layer: GRU | GRUCell, key: Key) -> Params:
     return _uniform_params(layer, key, shapes)
 
 
-def _gru_step(params: Params, hidden_size: int, x_proj_t: Array, h: Array) -> Array:
+def _gru_step(params: Params, hidden_size: int, bias: bool, x_proj_t: Array, h: Array
+              ) -> Array:
     """One GRU step from the projected input ``W_x x_t + b`` (``(..., 3H)``)."""
     n_at = 2 * hidden_size
     h_proj = fnp.matmul(h, fnp.swapaxes(params["Wh"], 0, 1))
     rz = F.sigmoid(x_proj_t[..., :n_at] + h_proj[..., :n_at])
     r, z = rz[..., :hidden_size], rz[..., hidden_size:]
     h_n = h_proj[..., n_at:]
-    if "bhn" in params:
+    if bias:
         h_n = h_n + params["bhn"]
     n = fnp.tanh(x_proj_t[..., n_at:] + r * h_n)
     return (1 - z) * n + z * h
@@ -282,11 +283,11 @@ class GRU(Layer):
         """``(hidden states (..., L, H), state)``."""
         _check_sequence(self, x, self.input_size)
         _check_carry(self, hidden, x, "hidden", sequence=True)
-        x_proj = linear(x, params["Wx"], params.get("b"))
+        x_proj = linear(x, params["Wx"], params["b"] if self.bias else None)
         h0 = _zeros(x_proj, self.hidden_size) if hidden is None else hidden
 
         def step(h, x_t):
-            h = _gru_step(params, self.hidden_size, x_t, h)
+            h = _gru_step(params, self.hidden_size, self.bias, x_t, h)
             return h, h
 
         return _over_time(step, h0, x_proj), state
@@ -330,10 +331,10 @@ class GRUCell(Layer):
         """``(new hidden state, state)``."""
         check_features(self, x, self.input_size)
         _check_carry(self, hidden, x, "hidden", sequence=False)
-        x_proj = linear(x, params["Wx"], params.get("b"))
+        x_proj = linear(x, params["Wx"], params["b"] if self.bias else None)
         if hidden is None:
             hidden = fnp.zeros(tuple(x_proj.shape[:-1]) + (self.hidden_size,), x_proj.dtype)
-        return _gru_step(params, self.hidden_size, x_proj, hidden), state
+        return _gru_step(params, self.hidden_size, self.bias, x_proj, hidden), state
 
 
 # ----------------------------------------------------------------------------
@@ -417,7 +418,7 @@ class LSTM(Layer):
         _check_sequence(self, x, self.input_size)
         _check_carry(self, hidden, x, "hidden", sequence=True)
         _check_carry(self, cell, x, "cell", sequence=True)
-        x_proj = linear(x, params["Wx"], params.get("bias"))
+        x_proj = linear(x, params["Wx"], params["bias"] if self.bias else None)
         h0 = _zeros(x_proj, self.hidden_size) if hidden is None else hidden
         c0 = _zeros(x_proj, self.hidden_size) if cell is None else cell
 
@@ -469,7 +470,7 @@ class LSTMCell(Layer):
         check_features(self, x, self.input_size)
         _check_carry(self, hidden, x, "hidden", sequence=False)
         _check_carry(self, cell, x, "cell", sequence=False)
-        x_proj = linear(x, params["Wx"], params.get("bias"))
+        x_proj = linear(x, params["Wx"], params["bias"] if self.bias else None)
         shape = tuple(x_proj.shape[:-1]) + (self.hidden_size,)
         h = fnp.zeros(shape, x_proj.dtype) if hidden is None else hidden
         c = fnp.zeros(shape, x_proj.dtype) if cell is None else cell
