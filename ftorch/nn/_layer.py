@@ -518,54 +518,19 @@ def _explaining_failures(apply: Callable) -> Callable:
     names, other shapes), or inputs ``init`` refuses, and raises that
     instead. Nothing is checked unless ``apply`` fails: the ``try`` costs
     nothing on the way through, eager or traced."""
-    parameters = list(inspect.signature(apply).parameters.values())
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    if len(parameters) >= 3 and all(p.kind in kinds for p in parameters):
-        explained = _with_signature(apply, parameters)
-    else:
-        def explained(self: Layer, params: Params, state: State, *inputs: Any,
-                      **options: Any) -> Any:
-            try:
-                return apply(self, params, state, *inputs, **options)
-            except Exception as error:
-                clearer = _explanation(self, error, params, state, inputs)
-                if clearer is None:
-                    raise
-                raise clearer from error
 
-    return functools.wraps(apply)(explained)
+    @functools.wraps(apply)
+    def explained(self: Layer, params: Params, state: State, *inputs: Any,
+                  **options: Any) -> Any:
+        try:
+            return apply(self, params, state, *inputs, **options)
+        except Exception as error:
+            clearer = _explanation(self, error, params, state, inputs)
+            if clearer is None:
+                raise
+            raise clearer from error
 
-
-def _with_signature(apply: Callable, parameters: list[inspect.Parameter]) -> Callable:
-    """The wrapper of ``_explaining_failures`` with ``apply``'s own
-    parameters (made as ``dataclasses`` makes ``__init__``): forwarding
-    them by name costs a fifth of forwarding ``*args, **kwargs``."""
-    header, call, inputs, defaults = [], [], [], {}
-    for i, p in enumerate(parameters):
-        if p.kind is p.KEYWORD_ONLY and "*" not in header:
-            header.append("*")
-        if p.default is p.empty:
-            header.append(p.name)
-        else:
-            header.append(f"{p.name}=_default{i}")
-            defaults[f"_default{i}"] = p.default
-        call.append(p.name if p.kind is p.POSITIONAL_OR_KEYWORD else f"{p.name}={p.name}")
-        if i >= 3 and p.kind is p.POSITIONAL_OR_KEYWORD:
-            inputs.append(p.name)
-    layer, params, state = (p.name for p in parameters[:3])
-    source = (
-        f"def explained({', '.join(header)}):\n"
-        f"    try:\n"
-        f"        return _apply({', '.join(call)})\n"
-        f"    except Exception as _error:\n"
-        f"        _clearer = _explanation({layer}, _error, {params}, {state}, "
-        f"({''.join(name + ', ' for name in inputs)}))\n"
-        f"        if _clearer is None:\n"
-        f"            raise\n"
-        f"        raise _clearer from _error\n")
-    namespace = {"_apply": apply, "_explanation": _explanation, **defaults}
-    exec(source, namespace)
-    return namespace["explained"]
+    return explained
 
 
 def _explanation(layer: Layer, error: Exception, params: Params, state: State,
