@@ -4,12 +4,13 @@
 their leading axis, the example axis: ``(X, y)``, ``{"x": X, "y": y}``,
 nested containers, namedtuples. A batch is the same pytree with each leaf
 cut to the batch's examples, as ``mx.array``. NumPy leaves are converted
-once, up front, with ``mx.array`` (which keeps their dtype: a float64 array
-stays float64, so cast with ``.astype(np.float32)`` first if you want
-float32). Shuffling draws ``ftorch.random.permutation(key, n)`` and gathers
-each batch with ``mx.take(leaf, indices, axis=0)``; in-order batches are
-slices. Nothing here draws from a global random state: the same key gives
-the same order.
+once, up front, keeping their dtype: a float64 array stays float64 (which
+MLX computes with on the CPU only), so cast with ``.astype(np.float32)``
+first if you want float32; a dtype MLX lacks (complex128, strings,
+objects, ...) is a ``TypeError`` naming the leaf. Shuffling draws
+``ftorch.random.permutation(key, n)`` and gathers each batch with
+``mx.take(leaf, indices, axis=0)``; in-order batches are slices. Nothing
+here draws from a global random state: the same key gives the same order.
 
 - ``batches(data, batch_size, key=...)``: one pass over the data.
 - ``DataLoader(data, batch_size, shuffle=True, key=...)``: many epochs;
@@ -38,6 +39,7 @@ import mlx.core as mx
 import numpy as np
 
 from ftorch import random, tree
+from ftorch.dtypes import from_numpy
 from ftorch.random import _check_key
 from ftorch.transforms._util import leaf_names
 
@@ -56,7 +58,7 @@ def _flatten(data: Any, fname: str) -> tuple[list[mx.array], Any, int]:
     out = []
     for name, leaf in zip(names, leaves):
         if isinstance(leaf, np.ndarray):
-            leaf = mx.array(leaf)
+            leaf = from_numpy(leaf, f"{fname}: {name}")
         elif not isinstance(leaf, mx.array):
             raise TypeError(f"{fname}: {name} must be an mx.array or a NumPy array, got "
                             f"{type(leaf).__name__}: {leaf!r}")

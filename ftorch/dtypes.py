@@ -94,3 +94,40 @@ def _message(dtype: Any, numpy_name: str | None, where: str) -> str:
         if close:
             got += f" (did you mean {close[0]!r}?)"
     return f"{where} must be {_ACCEPTED}; {got}"
+
+
+# NumPy dtypes MLX lacks, and the cast that keeps their values best.
+_NUMPY_CASTS = {"complex128": "np.complex64", "complex256": "np.complex64",
+                "float128": "np.float64", "longdouble": "np.float64"}
+
+
+def from_numpy(x: np.ndarray | np.generic, where: str) -> mx.array:
+    """A NumPy array (or scalar) as an ``mx.array`` of the same dtype and
+    values: float64 stays float64 (where ``mx.array`` alone gives float32),
+    any byte order and strides are read. A dtype MLX cannot hold
+    (complex128, float128, strings, objects, ...) is a ``TypeError`` saying
+    what to cast to; ``where`` names the function and argument, e.g.
+    ``"save: tree['w']"``.
+
+    >>> import numpy as np
+    >>> from ftorch.dtypes import from_numpy
+    >>> from_numpy(np.array([0.5, 1.5]), "f: x").dtype
+    mlx.core.float64
+    >>> from_numpy(np.zeros(2, np.complex128), "f: x")
+    Traceback (most recent call last):
+    ...
+    TypeError: f: x is a NumPy array of dtype complex128, which MLX cannot hold; cast it ...
+    """
+    x = np.asarray(x)
+    dtype = DTYPES_BY_NAME.get(x.dtype.name)
+    if dtype is None:
+        cast = _NUMPY_CASTS.get(x.dtype.name)
+        fix = (f"cast it first, e.g. .astype({cast})" if cast else
+               "give an array of bool, int, float or complex64 numbers")
+        raise TypeError(f"{where} is a NumPy array of dtype {x.dtype}, which MLX cannot hold; "
+                        f"{fix}")
+    # MLX reads native byte order and non-negative strides only.
+    x = np.require(x, x.dtype.newbyteorder("="), "C")
+    if dtype == mx.bfloat16:  # ml_dtypes' bfloat16: MLX takes its bits
+        return mx.array(x.view(np.uint16)).view(mx.bfloat16)
+    return mx.array(x, dtype=dtype)

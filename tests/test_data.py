@@ -89,6 +89,47 @@ def test_numpy_inputs_become_mx_arrays():
     assert [b[1].tolist() for b in loader.epoch(0)] == [[0, 1, 2, 3], [4, 5]]
 
 
+NUMPY_DTYPES = [name for name in ft.dtypes.DTYPES_BY_NAME if name != "bfloat16"]
+
+
+@pytest.mark.parametrize("name", NUMPY_DTYPES)
+@pytest.mark.parametrize("make_batches", [
+    lambda data: list(fdata.batches(data, 2)),
+    lambda data: list(fdata.batches(data, 2, key=ft.random.key(0))),
+    lambda data: list(fdata.DataLoader(data, 2)),
+    lambda data: list(fdata.split(data, [0.5, 0.5], key=ft.random.key(0))),
+    lambda data: [fdata.shard(data, 1, 2)]], ids=["batches", "shuffled", "loader", "split",
+                                                  "shard"])
+def test_numpy_leaves_keep_their_dtype(name, make_batches):
+    # float64 used to come back float32; other byte orders and negative
+    # strides used to be MLX errors.
+    values = (np.arange(5) % 2).astype(name) if name != "float64" else np.array(
+        [1 / 3, 1e-300, -2.5, 1e300, np.nan])
+    data = {"x": values, "reversed": values[::-1],
+            "swapped": values.astype(values.dtype.newbyteorder("S")),
+            "strided": np.stack([values] * 4, axis=1)[:, ::2]}
+    expected = {k: np.ascontiguousarray(v) for k, v in data.items()}
+    data["y"] = np.arange(5)  # the example ids, to check the values
+    for batch in make_batches(data):
+        rows = np.array(batch["y"])
+        for key, want in expected.items():
+            assert batch[key].dtype == ft.dtypes.DTYPES_BY_NAME[name], key
+            np.testing.assert_array_equal(np.array(batch[key]), want[rows], err_msg=key)
+
+
+@pytest.mark.parametrize("name", ["complex128", "<U3", "object", "datetime64[s]", "f4,i4"])
+def test_numpy_dtypes_mlx_lacks_are_refused(name):
+    data = {"x": mx.zeros((4, 2)), "extra": [np.zeros(4, np.dtype(name))]}
+    for call, fname in [(lambda: fdata.batches(data, 2), "batches"),
+                        (lambda: fdata.DataLoader(data, 2), "DataLoader"),
+                        (lambda: fdata.split(data, [2, 2], key=ft.random.key(0)), "split"),
+                        (lambda: fdata.shard(data, 0, 2), "shard")]:
+        with pytest.raises(TypeError) as info:
+            call()
+        assert str(info.value).startswith(f"{fname}: data['extra'][0] is a NumPy array of "
+                                          f"dtype {np.dtype(name)}, which MLX cannot hold")
+
+
 def test_batches_checks_when_called():
     # Errors come from the call, before any batch is drawn.
     with pytest.raises(ValueError, match=r"data\['x'\]: 10, data\['y'\]: 9"):
