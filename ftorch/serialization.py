@@ -4,35 +4,49 @@
 A checkpoint is one safetensors file written by MLX
 (``mx.save_safetensors``). Each array is stored under its readable dotted
 path (``params.layers.0.weight``), and the tree's structure (dicts with
-their key order, lists, tuples, namedtuples, ``None``, empty containers) is
-kept as JSON in the file's metadata, so ``load`` rebuilds the same tree.
-Other safetensors readers (``mx.load``, ``safetensors``, PyTorch) read the
-arrays by those names.
+their key order, lists, tuples, namedtuples, ``None``, empty containers,
+Python scalars) is kept as JSON in the file's metadata, so ``load`` rebuilds
+the same tree. Other safetensors readers (``mx.load``, ``safetensors``,
+PyTorch) read the arrays by those names.
+
+Every dtype MLX has round-trips, float64 included (stored as its bits,
+since safetensors files from MLX have no float64); NumPy leaves keep their
+dtype and come back as ``mx.array``; Python ``bool``, ``int`` (int64 range),
+``float`` and ``complex`` leaves come back as themselves, exactly.
 
 Writes are atomic: the file is written under a temporary name in the same
-directory, flushed to disk, and renamed over ``path``; a writer killed
-mid-write leaves the previous checkpoint intact (and perhaps a
-``.<name>.tmp-*`` file beside it). ``load`` checks the file's header (sizes,
-offsets, dtypes) before MLX reads it, so a truncated or corrupt header is a
-``ValueError`` naming the file; the tensor bytes themselves carry no
-checksum.
+directory, flushed to disk, and renamed over ``path``. A save that fails
+(a leaf that cannot be saved or would not fit in memory, a full disk)
+removes its temporary file and leaves the previous checkpoint intact; a
+writer killed mid-write leaves the previous checkpoint too (and perhaps a
+``.<name>.tmp-*`` file beside it).
+
+A checkpoint is data, never code. ``load`` reads arrays and a JSON
+structure and checks both (header sizes, offsets, dtypes, shapes, the
+structure's every node) before MLX reads the file: a truncated, corrupt or
+hostile file is a ``ValueError`` naming the file. It imports nothing and
+looks no name up in any module: a namedtuple comes back only as a class
+passed in ``like=`` or allowed with ``register_checkpoint_type`` (ftorch's
+optimizer states are allowed already), a registered pytree node only
+through ``like=``. The tensor bytes carry no checksum: a damaged file may
+load with different numbers.
 
 >>> import ftorch as ft, mlx.core as mx, os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "ckpt.safetensors")
->>> tree = {"w": mx.ones((2, 3)), "opt": (mx.array(1), None, []), "empty": {}}
+>>> tree = {"w": mx.ones((2, 3)), "opt": (mx.array(1), None, []), "empty": {}, "step": 7}
 >>> ft.save(path, tree)
 >>> back = ft.load(path)
->>> back["w"].shape, back["opt"][1:], back["empty"]
-((2, 3), (None, []), {})
+>>> back["w"].shape, back["opt"][1:], back["empty"], back["step"]
+((2, 3), (None, []), {}, 7)
 """
 
 from __future__ import annotations
 
 import collections
-import importlib
 import json
 import math
 import os
+import sys
 import tempfile
 from typing import Any
 
@@ -42,8 +56,10 @@ import optree
 
 from ftorch import tree as tree_util
 from ftorch.core import ShapeDtypeStruct
+from ftorch.dtypes import from_numpy
+from ftorch.memory import check_fits
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "register_checkpoint_type"]
 
 _FORMAT = "ftorch.checkpoint/1"
 _TREE_KEY = "ftorch.tree"
@@ -53,6 +69,83 @@ _ITEMSIZE = {"BOOL": 1, "U8": 1, "I8": 1, "U16": 2, "I16": 2, "F16": 2, "BF16": 
              "I32": 4, "F32": 4, "U64": 8, "I64": 8, "F64": 8, "C64": 8}
 # MLX cannot write float64 to safetensors: such leaves travel as their bits.
 _BITS = {mx.float64: mx.uint64}
+# Python scalars: how each is stored (its array's safetensors dtype and shape).
+_PYTHON = {"bool": ("BOOL", []), "int": ("I64", []), "float": ("U64", []),
+           "complex": ("U64", [2])}
+_INT64 = (-2**63, 2**63)
+# Limits for files from anywhere: safetensors' own header limit, MLX's int32
+# dimensions (its reader wraps larger ones silently), and how deep a tree nests.
+_MAX_HEADER = 100_000_000
+_MAX_DIM = 2**31 - 1
+_MAX_DEPTH = 256
+
+# Classes ``load`` rebuilds namedtuples as, by "module:qualname".
+_ALLOWED: dict[str, type] = {}
+
+
+# ---------------------------------------------------------------------------
+# Types load may rebuild
+# ---------------------------------------------------------------------------
+
+def register_checkpoint_type(cls: type) -> type:
+    """Allow ``load`` to rebuild namedtuples of class ``cls`` from a file
+    without ``like=``. Usable as a class decorator.
+
+    A checkpoint names its namedtuples' classes as ``"module:qualname"``;
+    ``load`` never imports or looks up such a name (a file must not choose
+    what code runs), it only finds it among the classes allowed here,
+    ftorch's optimizer states included. Any other class name is a
+    ``ValueError`` saying how to allow it (as PyTorch's
+    ``add_safe_globals`` allows classes for ``torch.load(weights_only=True)``).
+    Loading with ``like=`` (a tree of the expected structure) needs no
+    registration: ``like`` gives the classes. Registered pytree nodes
+    (``ft.tree.dataclass``, ``ft.tree.register_node``) load through ``like=``
+    only, since their auxiliary data is not in the file.
+
+    >>> import ftorch as ft, mlx.core as mx, os, tempfile
+    >>> from typing import NamedTuple
+    >>> @ft.serialization.register_checkpoint_type
+    ... class Stats(NamedTuple):
+    ...     mean: mx.array
+    ...     count: int
+    >>> path = os.path.join(tempfile.mkdtemp(), "stats.safetensors")
+    >>> ft.save(path, Stats(mx.zeros(3), 10))
+    >>> ft.load(path)
+    Stats(mean=array([0, 0, 0], dtype=float32), count=10)
+    """
+    if not _is_namedtuple_class(cls):
+        raise TypeError(f"register_checkpoint_type: cls must be a namedtuple class, got "
+                        f"{cls!r}; registered pytree nodes load through ft.load(path, like=...)")
+    _ALLOWED[_type_name(cls)] = cls
+    return cls
+
+
+def _is_namedtuple_class(cls: Any) -> bool:
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+def _type_name(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _allowed(name: str) -> type | None:
+    """The allowed class named ``name``, or None."""
+    if name not in _ALLOWED and name.startswith("ftorch.optim."):
+        _allow_optimizer_states()
+    return _ALLOWED.get(name)
+
+
+def _allow_optimizer_states() -> None:
+    """Allow ftorch's optimizer states: every namedtuple class of
+    ftorch.optim but GradientTransformation (which holds functions)."""
+    from ftorch.optim._base import GradientTransformation  # (imports all of ftorch.optim)
+
+    for module_name, module in list(sys.modules.items()):
+        if module_name == "ftorch.optim" or module_name.startswith("ftorch.optim."):
+            for obj in list(vars(module).values()):
+                if (_is_namedtuple_class(obj) and obj.__module__ == module_name
+                        and obj is not GradientTransformation):
+                    _ALLOWED.setdefault(_type_name(obj), obj)
 
 
 # ---------------------------------------------------------------------------
@@ -62,17 +155,15 @@ _BITS = {mx.float64: mx.uint64}
 def _encode(node: Any, path: tuple, arrays: dict[str, mx.array]) -> Any:
     """``node`` as JSON, its arrays added to ``arrays`` under unique dotted names."""
     where = _path_str(path)
+    if len(path) > _MAX_DEPTH:
+        raise ValueError(f"save: the tree nests deeper than {_MAX_DEPTH} levels (at "
+                         f"{where[:200]}...); is it cyclic?")
     if node is None:
         return None
-    if isinstance(node, (mx.array, np.ndarray)):
-        x = mx.array(node) if isinstance(node, np.ndarray) else node
-        name = _unique(".".join(str(p) for p in path) or "array", arrays)
-        entry = {"array": name}
-        if x.dtype in _BITS:
-            entry["dtype"] = str(x.dtype).split(".")[-1]
-            x = x.view(_BITS[x.dtype])
-        arrays[name] = x
-        return entry
+    if isinstance(node, (mx.array, np.ndarray, np.generic)):
+        return _encode_array(node, path, arrays)
+    if isinstance(node, (bool, int, float, complex)):
+        return _encode_scalar(node, path, arrays)
     if isinstance(node, dict):
         items = []
         for k, v in node.items():
@@ -83,21 +174,53 @@ def _encode(node: Any, path: tuple, arrays: dict[str, mx.array]) -> Any:
         if isinstance(node, collections.OrderedDict):
             return {"dict": items, "ordered": True}
         return {"dict": items}
-    if isinstance(node, tuple) and hasattr(type(node), "_fields"):
-        cls = type(node)
-        return {"namedtuple": f"{cls.__module__}:{cls.__qualname__}",
-                "fields": [_encode(v, (*path, f), arrays) for f, v in zip(cls._fields, node)]}
+    if _is_namedtuple_class(type(node)):
+        return {"namedtuple": _type_name(type(node)),
+                "fields": [_encode(v, (*path, f), arrays)
+                           for f, v in zip(type(node)._fields, node)]}
     if isinstance(node, (tuple, list)):
         kind = "tuple" if isinstance(node, tuple) else "list"
         return {kind: [_encode(v, (*path, i), arrays) for i, v in enumerate(node)]}
     children = _registered_children(node)
     if children is None:
         raise TypeError(f"save: the leaf at {where} is a {type(node).__name__}; a checkpoint "
-                        "holds mx.arrays (or NumPy arrays) in pytree nodes (dicts, lists, "
-                        "tuples, namedtuples, None, registered types)")
-    cls = type(node)
-    return {"node": f"{cls.__module__}:{cls.__qualname__}",
+                        "holds mx.arrays, NumPy arrays and Python scalars in pytree nodes "
+                        "(dicts, lists, tuples, namedtuples, None, registered types)")
+    return {"node": _type_name(type(node)),
             "children": [_encode(v, (*path, e), arrays) for e, v in children]}
+
+
+def _encode_array(node: Any, path: tuple, arrays: dict[str, mx.array]) -> dict:
+    where = _path_str(path)
+    x = node if isinstance(node, mx.array) else from_numpy(node, f"save: {where}")
+    # MLX would crash evaluating a lazy array it cannot allocate.
+    check_fits(x.shape, x.dtype, f"save: {where}")
+    name = _unique(_dotted(path) or "array", arrays)
+    entry = {"array": name}
+    if x.dtype in _BITS:
+        entry["dtype"] = _dtype_name(x.dtype)
+        x = mx.view(x, _BITS[x.dtype], stream=mx.cpu)  # MLX has float64 on the CPU only
+    arrays[name] = x
+    return entry
+
+
+def _encode_scalar(value: bool | int | float | complex, path: tuple,
+                   arrays: dict[str, mx.array]) -> dict:
+    """A Python scalar, exactly: bool and int (int64) as themselves, float
+    as float64, complex as two float64s."""
+    kind = type(value).__name__ if type(value) in (bool, int, float, complex) else None
+    if kind is None:  # a subclass (an IntEnum, ...): its type would be lost
+        raise TypeError(f"save: the leaf at {_path_str(path)} is a {type(value).__name__}; "
+                        "convert it to a plain bool, int, float or complex, or an array")
+    if kind == "int" and not _INT64[0] <= value < _INT64[1]:
+        raise OverflowError(f"save: the int at {_path_str(path)} ({value}) does not fit in "
+                            "int64, the widest integer a checkpoint stores; store it as a str "
+                            "elsewhere or as several ints")
+    stored = (np.array([value.real, value.imag]) if kind == "complex" else
+              np.array(value, {"bool": np.bool_, "int": np.int64, "float": np.float64}[kind]))
+    entry = _encode_array(stored, path, arrays)
+    entry["python"] = kind
+    return entry
 
 
 def _registered_children(node: Any) -> list[tuple[Any, Any]] | None:
@@ -121,67 +244,104 @@ def _path_str(path: tuple) -> str:
     return "tree" + "".join(f"[{p!r}]" for p in path)
 
 
-def _decode(spec: Any, arrays: dict[str, mx.array], path: tuple) -> Any:
+def _dotted(path: tuple) -> str:
+    return ".".join(str(p) for p in path)
+
+
+def _check_structure(spec: Any, path: tuple, found: list[tuple[tuple, dict]]) -> None:
+    """Check that ``spec`` (JSON from a file) is a structure ``save`` writes,
+    adding ``(path, entry)`` for each of its arrays to ``found``; a
+    ``ValueError`` (message: what is wrong, where) otherwise."""
+    where = _path_str(path)
+    if len(path) > _MAX_DEPTH:
+        raise ValueError(f"the tree nests deeper than {_MAX_DEPTH} levels")
+    if spec is None:
+        return
+    if not isinstance(spec, dict):
+        raise ValueError(f"{where} is {_short(spec)}, not a node")
+    kinds = spec.keys() & {"array", "dict", "list", "tuple", "namedtuple", "node"}
+    if len(kinds) != 1:
+        raise ValueError(f"{where} is {_short(spec)}, not a node")
+    kind = kinds.pop()
+    allowed = {"array": {"array", "dtype", "python"}, "dict": {"dict", "ordered"},
+               "namedtuple": {"namedtuple", "fields"}, "node": {"node", "children"}}
+    if not spec.keys() <= allowed.get(kind, {kind}):
+        raise ValueError(f"{where} has unknown fields: {_short(spec)}")
+    if kind == "array":
+        ok = (isinstance(spec["array"], str) and spec.get("dtype", "float64") == "float64"
+              and spec.get("python", "int") in _PYTHON)
+        if not ok:
+            raise ValueError(f"{where} is a malformed array entry: {_short(spec)}")
+        found.append((path, spec))
+        return
+    if kind == "dict":
+        items = spec["dict"]
+        if not isinstance(items, list) or not isinstance(spec.get("ordered", False), bool):
+            raise ValueError(f"{where} is a malformed dict: {_short(spec)}")
+        keys = set()
+        for item in items:
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], (str, int))
+                    and not isinstance(item[0], bool) and item[0] not in keys):
+                raise ValueError(f"{where} has a malformed or repeated item: {_short(item)}")
+            keys.add(item[0])
+            _check_structure(item[1], (*path, item[0]), found)
+        return
+    if kind in ("namedtuple", "node") and not isinstance(spec[kind], str):
+        raise ValueError(f"{where} names its class with {_short(spec[kind])}, not a str")
+    children = spec.get({"namedtuple": "fields", "node": "children"}.get(kind, kind))
+    if not isinstance(children, list):
+        raise ValueError(f"{where} is a malformed {kind}: {_short(spec)}")
+    for i, child in enumerate(children):
+        _check_structure(child, (*path, i), found)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _decode(spec: Any, arrays: dict[str, mx.array], path: tuple, file: str) -> Any:
+    """The tree of a checked structure (``_check_structure``) of ``file``."""
     if spec is None:
         return None
     if "array" in spec:
-        x = arrays[spec["array"]]
-        return x.view(getattr(mx, spec["dtype"])) if "dtype" in spec else x
+        return _decode_array(spec, arrays)
     if "dict" in spec:
         cls = collections.OrderedDict if spec.get("ordered") else dict
-        return cls((k, _decode(v, arrays, (*path, k))) for k, v in spec["dict"])
+        return cls((k, _decode(v, arrays, (*path, k), file)) for k, v in spec["dict"])
     if "list" in spec:
-        return [_decode(v, arrays, (*path, i)) for i, v in enumerate(spec["list"])]
+        return [_decode(v, arrays, (*path, i), file) for i, v in enumerate(spec["list"])]
     if "tuple" in spec:
-        return tuple(_decode(v, arrays, (*path, i)) for i, v in enumerate(spec["tuple"]))
+        return tuple(_decode(v, arrays, (*path, i), file) for i, v in enumerate(spec["tuple"]))
+    where = f"load: {file}: {_path_str(path)}"
     if "node" in spec:
-        raise ValueError(f"load: {_path_str(path)} was a {spec['node']} (a registered pytree "
-                         "node); pass like= (a tree of the expected structure) to load it")
-    cls = _import_class(spec["namedtuple"], path)
-    return cls(*(_decode(v, arrays, (*path, f)) for f, v in zip(cls._fields, spec["fields"])))
+        raise ValueError(f"{where} was a registered pytree node of class {spec['node']!r}; "
+                         "pass like= (a tree of the expected structure) to load it")
+    name, fields = spec["namedtuple"], spec["fields"]
+    cls = _allowed(name)
+    if cls is None:
+        raise ValueError(
+            f"{where} was a namedtuple of class {name!r}, which load does not rebuild from a "
+            "name in a file (a checkpoint is data: it imports nothing); pass like= (a tree of "
+            "the expected structure), or allow the class with "
+            f"ft.serialization.register_checkpoint_type({name.rpartition(':')[2]})")
+    if len(fields) != len(cls._fields):
+        raise ValueError(f"{where} has {len(fields)} fields in the file, but {name} has "
+                         f"{len(cls._fields)} ({', '.join(cls._fields)})")
+    return cls(*(_decode(v, arrays, (*path, f), file) for f, v in zip(cls._fields, fields)))
 
 
-def _import_class(name: str, path: tuple) -> type:
-    module, _, qualname = name.partition(":")
-    try:
-        obj: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError):
-        raise ValueError(f"load: {_path_str(path)} was a {name}, which cannot be imported here; "
-                         "pass like= (a tree of the expected structure) to load it") from None
-    return obj
-
-
-def _children(spec: dict) -> list:
-    if "dict" in spec:
-        return [v for _, v in spec["dict"]]
-    for kind in ("list", "tuple", "fields", "children"):
-        if kind in spec:
-            return spec[kind]
-    raise KeyError(f"no children in {spec}")
-
-
-def _arrays_of(spec: Any) -> list[dict]:
-    """The array entries of a structure, in order."""
-    if spec is None:
-        return []
-    if "array" in spec:
-        return [spec]
-    return [a for c in _children(spec) for a in _arrays_of(c)]
-
-
-def _array_paths(spec: Any, path: tuple) -> list[tuple[tuple, dict]]:
-    """``(path, entry)`` of each array of a structure."""
-    if spec is None:
-        return []
-    if "array" in spec:
-        return [(path, spec)]
-    if "dict" in spec:
-        keyed = spec["dict"]
-    else:
-        keyed = list(enumerate(_children(spec)))
-    return [a for k, v in keyed for a in _array_paths(v, (*path, k))]
+def _decode_array(entry: dict, arrays: dict[str, mx.array]) -> Any:
+    x = arrays[entry["array"]]
+    if "dtype" in entry:
+        x = mx.view(x, mx.float64, stream=mx.cpu)
+    kind = entry.get("python")
+    if kind is None:
+        return x
+    if kind == "complex":
+        real, imag = x.tolist()
+        return complex(real, imag)
+    return {"bool": bool, "int": int, "float": float}[kind](x.item())
 
 
 def _skeleton(spec: Any) -> Any:
@@ -196,7 +356,8 @@ def _skeleton(spec: Any) -> Any:
         return cls((k, _skeleton(v)) for k, v in spec["dict"])
     if "list" in spec:
         return [_skeleton(v) for v in spec["list"]]
-    return tuple(_skeleton(v) for v in _children(spec))
+    children = spec.get("tuple", spec.get("fields", spec.get("children")))
+    return tuple(_skeleton(v) for v in children)
 
 
 # ---------------------------------------------------------------------------
@@ -210,8 +371,19 @@ def save(path: str | os.PathLike, tree: Any) -> None:
     Args:
         path: the file to write (replaced if it exists; the name is used as
           given, with no extension added).
-        tree: dicts (str or int keys), lists, tuples, namedtuples and None
-          holding ``mx.array`` (or NumPy) leaves.
+        tree: dicts (str or int keys), lists, tuples, namedtuples, registered
+          pytree nodes and None holding ``mx.array`` leaves (any dtype),
+          NumPy arrays (any dtype MLX has: complex128 and others are a
+          ``TypeError``; they load as ``mx.array``) and Python ``bool``,
+          ``int``, ``float``, ``complex`` scalars.
+
+    Raises:
+        TypeError: a leaf or dict key a checkpoint cannot hold (named by its
+          path in the tree).
+        MemoryError: a lazy array too large to be computed.
+
+    Nothing is written (and a previous file at ``path`` is left as it was)
+    when the save fails.
 
     >>> import ftorch as ft, ftorch.optim as optim, mlx.core as mx, os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "state.safetensors")
@@ -230,8 +402,8 @@ def save(path: str | os.PathLike, tree: Any) -> None:
     # suffix keeps it from appending its own.
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.tmp-",
                                suffix=".safetensors", dir=directory)
-    os.close(fd)
     try:
+        os.close(fd)
         mx.save_safetensors(tmp, arrays, metadata)
         fd = os.open(tmp, os.O_RDONLY)
         try:
@@ -264,9 +436,39 @@ def _fsync_dir(directory: str) -> None:
 # load
 # ---------------------------------------------------------------------------
 
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object, refusing repeated keys (readers differ on which wins)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        names = [k for k, _ in pairs]
+        raise ValueError(f"the key {next(k for k in names if names.count(k) > 1)!r} is repeated")
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _parse_json(raw: bytes | str) -> Any:
+    """Strict JSON: UTF-8, no NaN or Infinity, no repeated keys; any failure
+    (nesting too deep included) a ValueError."""
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError("its JSON nests too deeply") from None
+    except ValueError as e:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise ValueError(f"it is not valid JSON ({e})") from None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _read_header(path: str) -> dict:
-    """The safetensors header of ``path``, checked against the file's size:
-    a clear error for a truncated or corrupt file, before MLX reads it."""
+    """The safetensors header of ``path``, checked against the file's size
+    (as the safetensors library checks it, and for MLX's int32 shapes): a
+    clear error for a truncated, corrupt or hostile file, before MLX reads it."""
     def bad(why: str) -> ValueError:
         return ValueError(f"load: {path} is not a valid checkpoint: {why}")
 
@@ -279,14 +481,18 @@ def _read_header(path: str) -> dict:
         if n > size - 8:
             raise bad(f"the header claims {n} bytes but the file has {size - 8} after its "
                       "length (truncated?)")
+        if n > _MAX_HEADER:
+            raise bad(f"its header claims {n} bytes, more than safetensors' limit of "
+                      f"{_MAX_HEADER}")
         raw = f.read(n)
     try:
-        header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise bad(f"its header is not JSON ({e})") from None
+        header = _parse_json(raw)
+    except ValueError as e:
+        raise bad(f"its header: {e}") from None
     if not isinstance(header, dict):
         raise bad("its header is not a JSON object")
     data_size = size - 8 - n
+    spans = []
     for name, info in header.items():
         if name == "__metadata__":
             if info is not None and not (isinstance(info, dict)
@@ -294,19 +500,60 @@ def _read_header(path: str) -> dict:
                 raise bad("its metadata is not a map of strings")
             continue
         try:
-            dtype, shape, (begin, end) = info["dtype"], info["shape"], info["data_offsets"]
-            ok = (dtype in _ITEMSIZE and all(isinstance(s, int) and s >= 0 for s in shape)
-                  and isinstance(begin, int) and isinstance(end, int))
-        except (KeyError, TypeError, ValueError):
+            dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+            ok = (isinstance(dtype, str) and dtype in _ITEMSIZE and isinstance(shape, list)
+                  and all(_is_int(s) and 0 <= s <= _MAX_DIM for s in shape)
+                  and isinstance(offsets, list) and len(offsets) == 2
+                  and all(_is_int(o) for o in offsets))
+        except (KeyError, TypeError):
             ok = False
         if not ok:
-            raise bad(f"the entry of {name!r} is malformed: {info!r}")
+            raise bad(f"the entry of {name!r} is malformed: {_short(info)}")
+        begin, end = offsets
         if not 0 <= begin <= end <= data_size:
             raise bad(f"{name!r} lies at bytes {begin}..{end} of a {data_size}-byte data "
                       "section (truncated?)")
         if end - begin != math.prod(shape) * _ITEMSIZE[dtype]:
             raise bad(f"{name!r} has {end - begin} bytes for shape {tuple(shape)} of {dtype}")
+        spans.append((begin, end, name))
+    # The arrays tile the data section, without overlaps or holes.
+    at = 0
+    for begin, end, name in sorted(spans):
+        if begin != at:
+            raise bad(f"{name!r} starts at byte {begin} of the data section, where the "
+                      f"previous array ends at {at} (overlapping or missing data)")
+        at = end
+    if at != data_size:
+        raise bad(f"its arrays end at byte {at} of a {data_size}-byte data section")
     return header
+
+
+def _read_structure(path: str, header: dict) -> tuple[Any, list[tuple[tuple, dict]]]:
+    """The checked tree structure in ``header``'s metadata, and its arrays'
+    ``(path, entry)``, matched with the header's arrays."""
+    def bad(why: str) -> ValueError:
+        return ValueError(f"load: {path} is not a valid checkpoint: {why}")
+
+    found: list[tuple[tuple, dict]] = []
+    try:
+        spec = _parse_json(header["__metadata__"][_TREE_KEY])
+        _check_structure(spec, (), found)
+    except ValueError as e:
+        raise bad(f"its tree structure: {e}") from None
+    names = [entry["array"] for _, entry in found]
+    stored = header.keys() - {"__metadata__"}
+    if len(set(names)) != len(names) or set(names) != stored:
+        repeated = {n for n in names if names.count(n) > 1}
+        raise bad(f"the arrays {sorted(set(names) ^ stored | repeated)} are in its structure "
+                  "or its data, not once in both")
+    for p, entry in found:
+        info = header[entry["array"]]
+        want = _PYTHON.get(entry.get("python"))
+        if (("dtype" in entry and info["dtype"] != "U64")
+                or (want is not None and [info["dtype"], info["shape"]] != list(want))):
+            raise bad(f"{_path_str(p)} is stored as {info['dtype']} of shape "
+                      f"{tuple(info['shape'])}, which does not fit its entry {_short(entry)}")
+    return spec, found
 
 
 def load(path: str | os.PathLike, like: Any = None) -> Any:
@@ -314,17 +561,26 @@ def load(path: str | os.PathLike, like: Any = None) -> Any:
 
     Args:
         path: the file.
-        like: a tree of the expected structure (arrays or
-            ``ft.ShapeDtypeStruct`` leaves), or None. Given, the file must
-            match it in structure, shapes and dtypes (a ``ValueError`` lists
-            every mismatch), and the result has ``like``'s structure (its
-            node types: any pytree). A plain safetensors file (from
+        like: a tree of the expected structure (arrays, ``ft.ShapeDtypeStruct``
+            or Python scalar leaves), or None. Given, the file must match it in
+            structure, shapes and dtypes (a ``ValueError`` lists every
+            mismatch), and the result has ``like``'s structure (its node
+            types: any pytree). A plain safetensors file (from
             ``mx.save_safetensors`` or ``mlx.nn.Module.save_weights``) loads
             into ``like`` by the dotted names of its leaves.
 
     Returns:
         the tree; without ``like``, a plain safetensors file gives a dict
         from names to arrays.
+
+    Raises:
+        ValueError: the file is not a valid checkpoint (truncated, corrupt,
+          hostile), or names a namedtuple class that is neither in ``like``
+          nor allowed with ``register_checkpoint_type``, or does not match
+          ``like``.
+
+    ``load`` treats the file as data: whatever it holds, it imports no
+    module and calls no function named in it.
 
     >>> import ftorch as ft, mlx.core as mx, os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "p.safetensors")
@@ -338,37 +594,27 @@ def load(path: str | os.PathLike, like: Any = None) -> Any:
     path = os.fspath(path)
     header = _read_header(path)
     metadata = header.get("__metadata__") or {}
+    spec, found = _read_structure(path, header) if _TREE_KEY in metadata else (None, None)
     try:
         arrays = mx.load(path, format="safetensors")
     except Exception as e:  # MLX's reader refused what the header check let through
         raise ValueError(f"load: {path} is not a valid checkpoint: {e}") from None
-    if _TREE_KEY not in metadata:  # a plain safetensors file: names are the tree
+    if spec is None:  # a plain safetensors file: names are the tree
         return arrays if like is None else _match_like(path, arrays, None, like)
-    try:
-        spec = json.loads(metadata[_TREE_KEY])
-        names = {a["array"] for a in _arrays_of(spec)}
-    except (json.JSONDecodeError, TypeError, KeyError, AttributeError):
-        raise ValueError(f"load: {path} is not a valid checkpoint: its tree structure "
-                         "metadata is corrupt") from None
-    if names != set(arrays):
-        raise ValueError(f"load: {path} is not a valid checkpoint: the arrays "
-                         f"{sorted(names ^ set(arrays))} are in its structure or its data, "
-                         "not both")
     if like is None:
-        return _decode(spec, arrays, ())
-    by_path = {_dotted(p): _decode(entry, arrays, p) for p, entry in _array_paths(spec, ())}
+        return _decode(spec, arrays, (), path)
+    by_path = {_dotted(p): _decode_array(entry, arrays) for p, entry in found}
     return _match_like(path, by_path, _skeleton(spec), like)
 
 
-def _dotted(path: tuple) -> str:
-    return ".".join(str(p) for p in path)
+_SCALARS = (bool, int, float, complex)
 
 
 def _like_skeleton(node: Any) -> Any:
     """``like``'s structure as ``_skeleton`` gives a file's."""
     if node is None:
         return None
-    if isinstance(node, (mx.array, np.ndarray, ShapeDtypeStruct)):
+    if isinstance(node, (mx.array, np.ndarray, ShapeDtypeStruct, *_SCALARS)):
         return 0
     if isinstance(node, dict):
         return type(node)((k, _like_skeleton(v)) for k, v in node.items())
@@ -378,8 +624,8 @@ def _like_skeleton(node: Any) -> Any:
         return tuple(_like_skeleton(v) for v in node)
     children = _registered_children(node)
     if children is None:
-        raise TypeError(f"load: like's leaves must be arrays or ft.ShapeDtypeStruct, got "
-                        f"{type(node).__name__}")
+        raise TypeError(f"load: like's leaves must be arrays, ft.ShapeDtypeStruct or Python "
+                        f"scalars, got {type(node).__name__}")
     return tuple(_like_skeleton(v) for _, v in children)
 
 
@@ -400,8 +646,7 @@ def _match_like(path: str, have: dict[str, Any], skeleton: Any, like: Any) -> An
         if ws != hs:
             problems.append(f"{_display(name)}: shape {hs} in the file, {ws} in like")
         if wd != hd:
-            problems.append(f"{_display(name)}: dtype {_dtype_name(hd)} in the file, "
-                            f"{_dtype_name(wd)} in like")
+            problems.append(f"{_display(name)}: dtype {hd} in the file, {wd} in like")
     if not problems and skeleton is not None:
         file_def, like_def_s = tree_util.structure(skeleton), tree_util.structure(like_skeleton)
         if file_def != like_def_s:
@@ -413,11 +658,11 @@ def _match_like(path: str, have: dict[str, Any], skeleton: Any, like: Any) -> An
     return tree_util.unflatten(like_def, [have[name] for name in want])
 
 
-def _describe(x: Any) -> tuple[tuple[int, ...], Any]:
-    dtype = x.dtype
-    if isinstance(dtype, np.dtype):
-        dtype = mx.array(np.zeros((), dtype)).dtype
-    return tuple(x.shape), dtype
+def _describe(x: Any) -> tuple[tuple[int, ...], str]:
+    """Shape and dtype name (a Python scalar's: 'Python int', ...)."""
+    if isinstance(x, _SCALARS):
+        return (), f"Python {type(x).__name__}"
+    return tuple(x.shape), _dtype_name(x.dtype)
 
 
 def _display(name: str) -> str:
@@ -425,4 +670,5 @@ def _display(name: str) -> str:
 
 
 def _dtype_name(dtype: Any) -> str:
-    return str(dtype).split(".")[-1]
+    """MLX's and NumPy's dtypes by one name: 'float64', 'bool', ..."""
+    return dtype.name if isinstance(dtype, np.dtype) else str(dtype).split(".")[-1]
