@@ -248,51 +248,53 @@ def _dotted(path: tuple) -> str:
     return ".".join(str(p) for p in path)
 
 
+# Each node kind's allowed fields, and the field holding its children.
+_NODE_KINDS = {"array": (frozenset({"array", "dtype", "python"}), None),
+               "dict": (frozenset({"dict", "ordered"}), "dict"),
+               "list": (frozenset({"list"}), "list"), "tuple": (frozenset({"tuple"}), "tuple"),
+               "namedtuple": (frozenset({"namedtuple", "fields"}), "fields"),
+               "node": (frozenset({"node", "children"}), "children")}
+
+
 def _check_structure(spec: Any, path: tuple, found: list[tuple[tuple, dict]]) -> None:
     """Check that ``spec`` (JSON from a file) is a structure ``save`` writes,
     adding ``(path, entry)`` for each of its arrays to ``found``; a
     ``ValueError`` (message: what is wrong, where) otherwise."""
-    where = _path_str(path)
     if len(path) > _MAX_DEPTH:
         raise ValueError(f"the tree nests deeper than {_MAX_DEPTH} levels")
     if spec is None:
         return
-    if not isinstance(spec, dict):
-        raise ValueError(f"{where} is {_short(spec)}, not a node")
-    kinds = spec.keys() & {"array", "dict", "list", "tuple", "namedtuple", "node"}
+    kinds = spec.keys() & _NODE_KINDS.keys() if isinstance(spec, dict) else ()
     if len(kinds) != 1:
-        raise ValueError(f"{where} is {_short(spec)}, not a node")
+        raise ValueError(f"{_path_str(path)} is {_short(spec)}, not a node")
     kind = kinds.pop()
-    allowed = {"array": {"array", "dtype", "python"}, "dict": {"dict", "ordered"},
-               "namedtuple": {"namedtuple", "fields"}, "node": {"node", "children"}}
-    if not spec.keys() <= allowed.get(kind, {kind}):
-        raise ValueError(f"{where} has unknown fields: {_short(spec)}")
+    fields, children_field = _NODE_KINDS[kind]
+    if not spec.keys() <= fields:
+        raise ValueError(f"{_path_str(path)} has unknown fields: {_short(spec)}")
     if kind == "array":
-        ok = (isinstance(spec["array"], str) and spec.get("dtype", "float64") == "float64"
-              and spec.get("python", "int") in _PYTHON)
-        if not ok:
-            raise ValueError(f"{where} is a malformed array entry: {_short(spec)}")
+        if not (isinstance(spec["array"], str) and spec.get("dtype", "float64") == "float64"
+                and spec.get("python", "int") in _PYTHON):
+            raise ValueError(f"{_path_str(path)} is a malformed array entry: {_short(spec)}")
         found.append((path, spec))
         return
-    if kind == "dict":
-        items = spec["dict"]
-        if not isinstance(items, list) or not isinstance(spec.get("ordered", False), bool):
-            raise ValueError(f"{where} is a malformed dict: {_short(spec)}")
-        keys = set()
-        for item in items:
-            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], (str, int))
-                    and not isinstance(item[0], bool) and item[0] not in keys):
-                raise ValueError(f"{where} has a malformed or repeated item: {_short(item)}")
-            keys.add(item[0])
-            _check_structure(item[1], (*path, item[0]), found)
-        return
     if kind in ("namedtuple", "node") and not isinstance(spec[kind], str):
-        raise ValueError(f"{where} names its class with {_short(spec[kind])}, not a str")
-    children = spec.get({"namedtuple": "fields", "node": "children"}.get(kind, kind))
-    if not isinstance(children, list):
-        raise ValueError(f"{where} is a malformed {kind}: {_short(spec)}")
-    for i, child in enumerate(children):
-        _check_structure(child, (*path, i), found)
+        raise ValueError(f"{_path_str(path)} names its class with {_short(spec[kind])}, "
+                         "not a str")
+    children = spec.get(children_field)
+    if not isinstance(children, list) or not isinstance(spec.get("ordered", False), bool):
+        raise ValueError(f"{_path_str(path)} is a malformed {kind}: {_short(spec)}")
+    if kind != "dict":
+        for i, child in enumerate(children):
+            _check_structure(child, (*path, i), found)
+        return
+    keys = set()
+    for item in children:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], (str, int))
+                and not isinstance(item[0], bool) and item[0] not in keys):
+            raise ValueError(f"{_path_str(path)} has a malformed or repeated item: "
+                             f"{_short(item)}")
+        keys.add(item[0])
+        _check_structure(item[1], (*path, item[0]), found)
 
 
 def _short(value: Any) -> str:
@@ -461,10 +463,6 @@ def _parse_json(raw: bytes | str) -> Any:
         raise ValueError(f"it is not valid JSON ({e})") from None
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _read_header(path: str) -> dict:
     """The safetensors header of ``path``, checked against the file's size
     (as the safetensors library checks it, and for MLX's int32 shapes): a
@@ -501,10 +499,11 @@ def _read_header(path: str) -> dict:
             continue
         try:
             dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
-            ok = (isinstance(dtype, str) and dtype in _ITEMSIZE and isinstance(shape, list)
-                  and all(_is_int(s) and 0 <= s <= _MAX_DIM for s in shape)
-                  and isinstance(offsets, list) and len(offsets) == 2
-                  and all(_is_int(o) for o in offsets))
+            # (type(...) is int: JSON's true and false are bools, an int subclass)
+            ok = (type(dtype) is str and dtype in _ITEMSIZE and type(shape) is list
+                  and all(type(s) is int and 0 <= s <= _MAX_DIM for s in shape)
+                  and type(offsets) is list and len(offsets) == 2
+                  and all(type(o) is int for o in offsets))
         except (KeyError, TypeError):
             ok = False
         if not ok:
