@@ -442,8 +442,8 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
     """A JSON object, refusing repeated keys (readers differ on which wins)."""
     out = dict(pairs)
     if len(out) != len(pairs):
-        names = [k for k, _ in pairs]
-        raise ValueError(f"the key {next(k for k in names if names.count(k) > 1)!r} is repeated")
+        counts = collections.Counter(k for k, _ in pairs)
+        raise ValueError(f"the key {next(k for k, c in counts.items() if c > 1)!r} is repeated")
     return out
 
 
@@ -542,9 +542,9 @@ def _read_structure(path: str, header: dict) -> tuple[Any, list[tuple[tuple, dic
     names = [entry["array"] for _, entry in found]
     stored = header.keys() - {"__metadata__"}
     if len(set(names)) != len(names) or set(names) != stored:
-        repeated = {n for n in names if names.count(n) > 1}
-        raise bad(f"the arrays {sorted(set(names) ^ stored | repeated)} are in its structure "
-                  "or its data, not once in both")
+        repeated = {n for n, c in collections.Counter(names).items() if c > 1}
+        odd = sorted(set(names) ^ stored | repeated)
+        raise bad(f"the arrays {_short(odd)} are in its structure or its data, not once in both")
     for p, entry in found:
         info = header[entry["array"]]
         want = _PYTHON.get(entry.get("python"))

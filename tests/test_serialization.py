@@ -710,3 +710,18 @@ def test_hostile_and_damaged_files_are_value_errors(tmp_path):
     assert {n: outcomes[n] for n in hostile} == dict.fromkeys(hostile, "ValueError")
     assert {n: outcomes[n] for n in mutants if outcomes[n] not in ("ValueError", "loaded")} == {}
     assert lines[-1] == "new modules: []"
+
+
+def test_many_repeated_names_are_refused_quickly(tmp_path):
+    # Finding what is repeated takes linear time, not quadratic.
+    ft.save(tmp_path / "t", {"w": mx.ones(1)})
+    header, data = _parts(tmp_path / "t")
+    many = {"list": [{"array": "w"}] * 80_000}
+    _write(tmp_path / "names", _with_tree(header, many), data)
+    keys = ", ".join(f'"k{i}": 0' for i in range(80_000))
+    _write(tmp_path / "keys", f'{{{keys}, "k0": 1}}'.encode(), data)
+    start = time.perf_counter()
+    for name in ("names", "keys"):
+        with pytest.raises(ValueError, match="not once in both|'k0' is repeated"):
+            ft.load(tmp_path / name)
+    assert time.perf_counter() - start < 5  # quadratic: over 10 s
