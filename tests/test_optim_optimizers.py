@@ -637,9 +637,11 @@ def test_state_of_another_transformation_is_refused():
 def test_state_for_other_parameters_is_refused():
     opt = optim.adam(0.1)
     state = opt.init(to_mx(P0))
-    with pytest.raises(ValueError, match="structure"):
+    with pytest.raises(ValueError, match=r"scale_by_adam: updates and state.mu differ: "
+                                         r"updates has no leaf for state.mu\['b'\]"):
         opt.update({"w": mx.zeros((3, 4))}, state)
-    with pytest.raises(ValueError, match=r"shape \(2,\)"):
+    with pytest.raises(ValueError, match=r"updates\['b'\] has shape \(2,\), but "
+                                         r"state.mu\['b'\] has \(4,\)"):
         opt.update({"w": mx.zeros((3, 4)), "b": mx.zeros(2)}, state)
     fopt = optim.scale_by_factored_rms()
     with pytest.raises(ValueError, match="scale_by_factored_rms"):

@@ -16,6 +16,7 @@ import mlx.core as mx
 
 import ftorch.numpy as fnp
 from ftorch import tree
+from ftorch.transforms._util import leaf_names
 
 __all__ = [
     "Params", "Updates", "OptState", "Schedule", "ScalarOrSchedule", "GradientTransformation",
@@ -88,9 +89,7 @@ def chain(*transforms: GradientTransformation) -> GradientTransformation:
         return tuple(t.init(params) for t in transforms)
 
     def update(updates, state, params=None):
-        if not (isinstance(state, tuple) and len(state) == len(transforms)):
-            raise ValueError(f"chain: the state must be a tuple of {len(transforms)} states "
-                             "(what init returned)")
+        _check_chain_state("chain", state, len(transforms))
         new_state = []
         for t, s in zip(transforms, state):
             updates, s = t.update(updates, s, params)
@@ -103,7 +102,8 @@ def chain(*transforms: GradientTransformation) -> GradientTransformation:
 def apply_updates(params: Params, updates: Updates) -> Params:
     """``params + updates``, leaf by leaf, each result in its parameter's
     dtype (a float32 update does not turn a bfloat16 parameter into
-    float32). ``None`` leaves stay ``None``.
+    float32). ``None`` leaves stay ``None``. Updates of another structure,
+    or a leaf of another shape, are an error naming the leaf.
 
     >>> import ftorch.optim as optim, mlx.core as mx
     >>> p = optim.apply_updates({"w": mx.ones(2, mx.bfloat16)}, {"w": mx.array([0.5, 1.0])})
@@ -113,10 +113,77 @@ def apply_updates(params: Params, updates: Updates) -> Params:
     p_leaves, p_tree = tree.flatten(params)
     u_leaves, u_tree = tree.flatten(updates)
     if p_tree != u_tree:
-        raise ValueError(f"apply_updates: updates have structure {u_tree}, parameters "
-                         f"{p_tree}")
-    return tree.unflatten(p_tree, [fnp.astype(p + u, p.dtype) for p, u in zip(p_leaves,
-                                                                            u_leaves)])
+        raise ValueError(_tree_mismatch("apply_updates", u_tree, p_tree, "updates", "params",
+                                       "pass the updates computed for these parameters"))
+    out = []
+    for i, (p, u) in enumerate(zip(p_leaves, u_leaves)):
+        if p.shape != u.shape:  # MLX would broadcast, or fail without naming the leaf
+            raise ValueError(_shape_mismatch("apply_updates", i, u_tree, u, p, "updates",
+                                            "params"))
+        out.append(fnp.astype(p + u, p.dtype))
+    return tree.unflatten(p_tree, out)
+
+
+def _listed(names: list[str], most: int = 4) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def _tree_mismatch(fname: str, got: Any, want: Any, got_what: str, want_what: str,
+                  hint: str) -> str:
+    """The message for two pytree structures (treedefs) that differ: the
+    leaves one has and the other lacks, by path."""
+    got_names = dict(zip(got.paths(), leaf_names(got, got_what)))
+    want_names = dict(zip(want.paths(), leaf_names(want, want_what)))
+    missing = [n for p, n in want_names.items() if p not in got_names]
+    extra = [n for p, n in got_names.items() if p not in want_names]
+    parts = []
+    if missing:
+        parts.append(f"{got_what} has no leaf for {_listed(missing)}")
+    if extra:
+        parts.append(f"{_listed(extra)} {'is' if len(extra) == 1 else 'are'} not in "
+                     f"{want_what}")
+    if not parts:  # the same leaves in other containers (a list for a tuple, ...)
+        parts.append(f"{got_what} is {got}, {want_what} is {want}")
+    return f"{fname}: {got_what} and {want_what} differ: {'; '.join(parts)}; {hint}"
+
+
+def _shape_mismatch(fname: str, i: int, treedef: Any, got: Any, want: Any, got_what: str,
+                   want_what: str) -> str:
+    """The message for leaf ``i`` of two same-structured trees whose shapes differ."""
+    got_name = leaf_names(treedef, got_what)[i]
+    want_name = leaf_names(treedef, want_what)[i]
+    return (f"{fname}: {got_name} has shape {tuple(got.shape)}, but {want_name} has "
+            f"{tuple(want.shape)}; were they made for other parameters?")
+
+
+def _describe_state(state: Any) -> str:
+    """What a state is, in words, for an error saying it is not the right one."""
+    if state is None:
+        return "None"
+    owner = getattr(type(state), "optimizer", None)  # a named optimizer's state type
+    if owner is not None:
+        return f"the state of {owner}"
+    if type(state) is tuple:
+        return f"a tuple of {len(state)} states (a chain's)"
+    name = type(state).__name__
+    return ("an " if name[0] in "AEIOUaeiou" else "a ") + name
+
+
+def _check_chain_state(fname: str, state: Any, n: int) -> None:
+    if not (type(state) is tuple and len(state) == n):
+        raise TypeError(f"{fname}: the state must be a tuple of {n} states (what init "
+                        f"returns), got {_describe_state(state)}; pass the state that "
+                        "init(params) returned, or that the last update did")
+
+
+def _check_state(fname: str, state: Any, cls: type) -> None:
+    """``state`` must be a ``cls`` (one isinstance: the structure within is
+    checked where it is used)."""
+    if not isinstance(state, cls):
+        raise TypeError(f"{fname}: the state must be a {cls.__name__} (what this "
+                        f"transformation's init returns), got {_describe_state(state)}; pass "
+                        "the state that init(params) returned, or that the last update did")
 
 
 def safe_increment(count: Any) -> Any:

@@ -32,6 +32,10 @@ from ftorch.optim._base import (
     EmptyState,
     GradientTransformation,
     ScalarOrSchedule,
+    _check_chain_state,
+    _check_state,
+    _shape_mismatch,
+    _tree_mismatch,
     cast_like,
     chain,
     identity,
@@ -61,18 +65,14 @@ ClipState = EmptyState
 ClipByGlobalNormState = EmptyState
 
 _NO_PARAMS = ("{}: update needs the parameters: call update(updates, state, params)")
+_MU_NU = ("state.mu", "state.nu")
+_OTHER_PARAMS = ("was the state made for other parameters? init it with the parameters these "
+                 "updates are for")
 
 
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
-
-def _check_state(fname: str, state: Any, cls: type) -> None:
-    if not isinstance(state, cls):
-        raise TypeError(f"{fname}: the state must be a {cls.__name__} (what this "
-                        f"transformation's init returns), got {type(state).__name__}; was it "
-                        "made by another optimizer?")
-
 
 def _need_params(fname: str, params: Any) -> None:
     if params is None:
@@ -84,21 +84,19 @@ def _leafwise(fname: str, fn: Callable[..., tuple], n_out: int, updates: Any, *t
     """``fn`` over the leaves of ``updates`` and ``trees`` together, its
     ``n_out`` results unzipped into as many trees shaped like ``updates``.
     A tree of another structure (or, with ``same_shape``, a leaf of another
-    shape) is an error naming ``what`` it is."""
+    shape) is an error naming the leaf and ``what`` the tree is."""
     u_leaves, treedef = tree.flatten(updates)
     columns = []
     for i, t in enumerate(trees):
         name = what[i] if i < len(what) else "state"
         leaves, td = tree.flatten(t)
         if td != treedef:
-            raise ValueError(f"{fname}: the updates have structure {treedef}, but the {name} "
-                             f"has {td}; was it made for other parameters?")
+            raise ValueError(_tree_mismatch(fname, treedef, td, "updates", name,
+                                            _OTHER_PARAMS))
         if same_shape:
-            for u, x in zip(u_leaves, leaves):
-                if tuple(u.shape) != tuple(x.shape):
-                    raise ValueError(f"{fname}: an update of shape {tuple(u.shape)} meets a "
-                                     f"{name} leaf of shape {tuple(x.shape)}; was it made for "
-                                     "other parameters?")
+            for k, (u, x) in enumerate(zip(u_leaves, leaves)):
+                if u.shape != x.shape:
+                    raise ValueError(_shape_mismatch(fname, k, treedef, u, x, "updates", name))
         columns.append(leaves)
     outs = [fn(*args) for args in zip(u_leaves, *columns)]
     return tuple(tree.unflatten(treedef, [o[k] for o in outs]) for k in range(n_out))
@@ -265,7 +263,7 @@ def _scale_by_param_measure(fname: str, measure: Callable[[Any, Any], Any],
     def update(updates, state, params=None):
         _need_params(fname, params)
         (updates,) = _leafwise(fname, lambda u, p: (u * cast_like(measure(p, floor), u),),
-                               1, updates, params, what=("parameters",))
+                               1, updates, params, what=("params",))
         return updates, state
 
     return GradientTransformation(lambda params: EmptyState(), update)
@@ -304,7 +302,7 @@ def scale_by_trust_ratio(min_norm: float | Any = 0.0, trust_coefficient: float |
     def update(updates, state, params=None):
         fname = "scale_by_trust_ratio"
         _need_params(fname, params)
-        (updates,) = _leafwise(fname, leaf, 1, updates, params, what=("parameters",))
+        (updates,) = _leafwise(fname, leaf, 1, updates, params, what=("params",))
         return updates, state
 
     return GradientTransformation(lambda params: EmptyState(), update)
@@ -343,7 +341,7 @@ def trace(decay: float | Any, nesterov: bool = False,
     def update(updates, state, params=None):
         fname = "trace"
         _check_state(fname, state, TraceState)
-        updates, new = _leafwise(fname, leaf, 2, updates, state.trace)
+        updates, new = _leafwise(fname, leaf, 2, updates, state.trace, what=("state.trace",))
         return updates, TraceState(new)
 
     return GradientTransformation(init, update)
@@ -383,7 +381,7 @@ def ema(decay: float | Any, debias: bool = True,
             out = new / cast_like(correction, new) if debias else new
             return _as(out, u), _as(new, e)
 
-        updates, new = _leafwise(fname, leaf, 2, updates, state.ema)
+        updates, new = _leafwise(fname, leaf, 2, updates, state.ema, what=("state.ema",))
         return updates, EmaState(count, new)
 
     return GradientTransformation(init, update)
@@ -454,9 +452,9 @@ def _adam_update(updates: Any, state: Any, b1: Any, b2: Any, eps: Any, eps_root:
             u = u + cast_like(decay, p[0]) * p[0]
         return _as(u, g), _as(m_new, m), _as(v_new, v)
 
-    trees, what = (state.mu, state.nu), ("state's mu", "state's nu")
+    trees, what = (state.mu, state.nu), _MU_NU
     if decay is not None:
-        trees, what = (*trees, params), (*what, "parameters")
+        trees, what = (*trees, params), (*what, "params")
     updates, mu, nu = _leafwise(fname, leaf, 3, updates, *trees, what=what)
     return updates, ScaleByAdamState(count, mu, nu)
 
@@ -480,9 +478,7 @@ def _adam_chain(b1: Any, b2: Any, eps: Any, eps_root: Any, mu_dtype: mx.Dtype | 
         return reference  # schedules count in their own states: keep the chain
 
     def update(updates, state, params=None):
-        if not (isinstance(state, tuple) and len(state) == len(parts)):
-            raise ValueError(f"chain: the state must be a tuple of {len(parts)} states "
-                             "(what init returned)")
+        _check_chain_state("chain", state, len(parts))
         decayed = None
         if weight_decay is not None:
             _need_params("add_decayed_weights", params)
@@ -540,7 +536,7 @@ def scale_by_amsgrad(b1: float | Any = 0.9, b2: float | Any = 0.999, eps: float 
             return _as(u, g), _as(m_new, m), _as(v_new, v), v_max
 
         updates, mu, nu, nu_max = _leafwise(fname, leaf, 4, updates, state.mu, state.nu,
-                                            state.nu_max)
+                                            state.nu_max, what=_MU_NU + ("state.nu_max",))
         return updates, ScaleByAmsgradState(count, mu, nu, nu_max)
 
     return GradientTransformation(init, update)
@@ -573,7 +569,7 @@ def scale_by_adamax(b1: float | Any = 0.9, b2: float | Any = 0.999,
             u = m_new / cast_like(c1, m_new) / v_new
             return _as(u, g), _as(m_new, m), _as(v_new, v)
 
-        updates, mu, nu = _leafwise(fname, leaf, 3, updates, state.mu, state.nu)
+        updates, mu, nu = _leafwise(fname, leaf, 3, updates, state.mu, state.nu, what=_MU_NU)
         return updates, ScaleByAdamState(count, mu, nu)
 
     return GradientTransformation(init, update)
@@ -627,7 +623,7 @@ def scale_by_rms(decay: float | Any = 0.9, eps: float | Any = 1e-8,
             v_hat = v_new / cast_like(correction, v_new) if bias_correction else v_new
             return _as(g * _rms_scaling(v_hat, eps, eps_in_sqrt), g), _as(v_new, v)
 
-        updates, nu = _leafwise(fname, leaf, 2, updates, state.nu)
+        updates, nu = _leafwise(fname, leaf, 2, updates, state.nu, what=_MU_NU[1:])
         return updates, (ScaleByRmsWithCountState(count, nu) if bias_correction
                          else ScaleByRmsState(nu))
 
@@ -684,7 +680,7 @@ def scale_by_stddev(decay: float | Any = 0.9, eps: float | Any = 1e-8,
             scaling = _rms_scaling(v_hat - fnp.square(m_hat), eps, eps_in_sqrt)
             return _as(g * scaling, g), _as(m_new, m), _as(v_new, v)
 
-        updates, mu, nu = _leafwise(fname, leaf, 3, updates, state.mu, state.nu)
+        updates, mu, nu = _leafwise(fname, leaf, 3, updates, state.mu, state.nu, what=_MU_NU)
         return updates, (ScaleByRStdDevWithCountState(count, mu, nu) if bias_correction
                          else ScaleByRStdDevState(mu, nu))
 
@@ -721,7 +717,8 @@ def scale_by_rss(initial_accumulator_value: float | Any = 0.1,
     def update(updates, state, params=None):
         fname = "scale_by_rss"
         _check_state(fname, state, ScaleByRssState)
-        updates, s = _leafwise(fname, leaf, 2, updates, state.sum_of_squares)
+        updates, s = _leafwise(fname, leaf, 2, updates, state.sum_of_squares,
+                                what=("state.sum_of_squares",))
         return updates, ScaleByRssState(s)
 
     return GradientTransformation(init, update)
@@ -769,7 +766,7 @@ def scale_by_lion(b1: float | Any = 0.9, b2: float | Any = 0.99,
     def update(updates, state, params=None):
         fname = "scale_by_lion"
         _check_state(fname, state, ScaleByLionState)
-        updates, mu = _leafwise(fname, leaf, 2, updates, state.mu)
+        updates, mu = _leafwise(fname, leaf, 2, updates, state.mu, what=_MU_NU[:1])
         return updates, ScaleByLionState(safe_increment(state.count), mu)
 
     return GradientTransformation(init, update)
@@ -836,7 +833,7 @@ def scale_by_muon(momentum: float | Any = 0.95, nesterov: bool = True, ns_steps:
     def update(updates, state, params=None):
         fname = "scale_by_muon"
         _check_state(fname, state, ScaleByMuonState)
-        updates, mu = _leafwise(fname, leaf, 2, updates, state.mu)
+        updates, mu = _leafwise(fname, leaf, 2, updates, state.mu, what=_MU_NU[:1])
         return updates, ScaleByMuonState(safe_increment(state.count), mu)
 
     return GradientTransformation(init, update)
@@ -873,7 +870,8 @@ def scale_by_adadelta(rho: float | Any = 0.9, eps: float | Any = 1e-6) -> Gradie
     def update(updates, state, params=None):
         fname = "scale_by_adadelta"
         _check_state(fname, state, ScaleByAdaDeltaState)
-        updates, e_g, e_x = _leafwise(fname, leaf, 3, updates, state.e_g, state.e_x)
+        updates, e_g, e_x = _leafwise(fname, leaf, 3, updates, state.e_g, state.e_x,
+                                      what=("state.e_g", "state.e_x"))
         return updates, ScaleByAdaDeltaState(e_g, e_x)
 
     return GradientTransformation(init, update)
@@ -977,8 +975,9 @@ def scale_by_factored_rms(factored: bool = True, decay_rate: float | Any = 0.8,
             u = g * fnp.expand_dims(row_factor, d0) * fnp.expand_dims(col_factor, d1)
             return _as(u, g), row_new, col_new, v
 
-        updates, v_row, v_col, v = _leafwise(fname, leaf, 4, updates, state.v_row, state.v_col,
-                                             state.v, same_shape=False)
+        updates, v_row, v_col, v = _leafwise(
+            fname, leaf, 4, updates, state.v_row, state.v_col, state.v,
+            what=("state.v_row", "state.v_col", "state.v"), same_shape=False)
         return updates, FactoredState(safe_increment(state.count), v_row, v_col, v)
 
     return GradientTransformation(init, update)
@@ -1021,7 +1020,7 @@ def add_decayed_weights(weight_decay: ScalarOrSchedule = 0.0,
             return updates, new_state  # nothing to add: no work in the graph
         wd = weight_decay(state.count) if scheduled else weight_decay
         (updates,) = _leafwise(fname, lambda u, p: (_as(u + cast_like(wd, p) * p, u),), 1,
-                               updates, params, what=("parameters",))
+                               updates, params, what=("params",))
         return updates, new_state
 
     transform = GradientTransformation(init, update)

@@ -28,6 +28,9 @@ from ftorch.optim._base import (
     OptState,
     Params,
     Updates,
+    _check_state,
+    _shape_mismatch,
+    _tree_mismatch,
     safe_increment,
 )
 
@@ -102,6 +105,7 @@ def masked(inner: GradientTransformation, mask: Any | Callable[[Any], Any]
         return MaskedState(inner.init(select(leaves, flags, treedef)))
 
     def update(updates, state, params=None):
+        _check_state("masked", state, MaskedState)
         leaves, treedef = tree.flatten(updates)
         flags = _resolve_mask(mask, updates if params is None else params, "masked")
         p_sel = None if params is None else select(tree.leaves(params), flags, treedef)
@@ -202,6 +206,12 @@ def partition(transforms: Mapping[Hashable, GradientTransformation],
                                for label, t in transforms.items()})
 
     def update(updates, state, params=None):
+        _check_state(fname, state, PartitionState)
+        if state.inner_states.keys() != transforms.keys():
+            raise TypeError(f"{fname}: the state has the labels "
+                            f"{sorted(map(repr, state.inner_states))}, this partition "
+                            f"{sorted(map(repr, transforms))}; pass the state that its "
+                            "init(params) returned, or that the last update did")
         ms = masks(updates if params is None else params)
         new_states = {}
         for label, t in transforms.items():
@@ -244,6 +254,19 @@ def _select(pred: Any, on_true: Any, on_false: Any, fname: str, what: str) -> An
         v = fnp.where(pred, t, f)
         out.append(fnp.astype(v, f.dtype) if hasattr(f, "dtype") and v.dtype != f.dtype else v)
     return tree.unflatten(f_tree, out)
+
+
+def _check_like(fname: str, updates: Any, like: Any, what: str) -> None:
+    """``updates`` must have the structure and shapes of ``like`` (a state
+    tree made from the parameters); an error names the leaf."""
+    u_leaves, u_tree = tree.flatten(updates)
+    l_leaves, l_tree = tree.flatten(like)
+    if u_tree != l_tree:
+        raise ValueError(_tree_mismatch(fname, u_tree, l_tree, "updates", what,
+                                        "was the state made for other parameters?"))
+    for i, (u, x) in enumerate(zip(u_leaves, l_leaves)):
+        if u.shape != x.shape:
+            raise ValueError(_shape_mismatch(fname, i, u_tree, u, x, "updates", what))
 
 
 def _zeros_unless(pred: Any, updates: Any) -> Any:
@@ -392,6 +415,8 @@ class MultiSteps:
         [0.0, 0.0, -3.0]
         """
         fname = "MultiSteps"
+        _check_state(fname, state, MultiStepsState)
+        _check_like(fname, updates, state.acc_grads, "state.acc_grads")
         k = self._every_k_schedule(state.gradient_step)
         skip = None
         skip_state = state.skip_state
@@ -485,6 +510,7 @@ def apply_if_finite(inner: GradientTransformation,
                                   mx.array(0, mx.int32), inner.init(params))
 
     def update(updates, state, params=None):
+        _check_state("apply_if_finite", state, ApplyIfFiniteState)
         finite = mx.array(True)
         for u in tree.leaves(updates):
             finite = fnp.logical_and(finite, fnp.all(fnp.isfinite(u)))
