@@ -32,7 +32,7 @@ from typing import Any
 import mlx.core as mx
 
 from ftorch.optim._base import GradientTransformation, ScalarOrSchedule, chain, identity
-from ftorch.optim._hyperparams import inject_hyperparams
+from ftorch.optim._hyperparams import _optimizer_state, inject_hyperparams
 from ftorch.optim._transform import (
     _adam_chain,
     add_decayed_weights,
@@ -64,8 +64,28 @@ __all__ = [
 MaskOrFn = Any | Callable[[Any], Any] | None
 Number = float | mx.array
 
+# Each optimizer's states are of an InjectHyperparamsState subclass named after
+# it, so that an update given another optimizer's state says whose it is. A
+# raw factory's argument annotated "| None" may be None; the others that
+# inject_hyperparams injects must be numbers, scalar arrays or schedules.
+SgdState = _optimizer_state("sgd", "SgdState", __name__)
+AdamState = _optimizer_state("adam", "AdamState", __name__)
+NadamState = _optimizer_state("nadam", "NadamState", __name__)
+AdamWState = _optimizer_state("adamw", "AdamWState", __name__)
+NadamWState = _optimizer_state("nadamw", "NadamWState", __name__)
+AmsgradState = _optimizer_state("amsgrad", "AmsgradState", __name__)
+AdamaxState = _optimizer_state("adamax", "AdamaxState", __name__)
+LionState = _optimizer_state("lion", "LionState", __name__)
+RmspropState = _optimizer_state("rmsprop", "RmspropState", __name__)
+AdagradState = _optimizer_state("adagrad", "AdagradState", __name__)
+AdadeltaState = _optimizer_state("adadelta", "AdadeltaState", __name__)
+AdafactorState = _optimizer_state("adafactor", "AdafactorState", __name__)
+LambState = _optimizer_state("lamb", "LambState", __name__)
+LarsState = _optimizer_state("lars", "LarsState", __name__)
+MuonState = _optimizer_state("muon", "MuonState", __name__)
 
-def _sgd(learning_rate, momentum, nesterov, accumulator_dtype):
+
+def _sgd(learning_rate, momentum: Number | None, nesterov, accumulator_dtype):
     return chain(
         identity() if momentum is None else trace(momentum, nesterov, accumulator_dtype),
         scale_by_learning_rate(learning_rate))
@@ -86,13 +106,14 @@ def sgd(learning_rate: ScalarOrSchedule, momentum: float | None = None, nesterov
     >>> updates.tolist(), state.hyperparams["learning_rate"].item()
     ([-0.10000000149011612, -0.10000000149011612], 0.10000000149011612)
     """
-    return inject_hyperparams(_sgd, hyperparams=("learning_rate", "momentum"))(
+    return inject_hyperparams(_sgd, hyperparams=("learning_rate", "momentum"), name="sgd")(
         learning_rate, momentum, nesterov, accumulator_dtype)
 
 
 # eps_root stays a Python number (a constant for differentiating through the
 # step, rarely tuned): at its default 0 the update has no add for it.
 _ADAM = ("learning_rate", "b1", "b2", "eps")
+_ADAMW = (*_ADAM, "weight_decay")
 
 
 def _adam(learning_rate, b1, b2, eps, eps_root, mu_dtype, nesterov):
@@ -121,7 +142,7 @@ def adam(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.999,
     >>> [round(x, 4) for x in u.tolist()]
     [-0.1, 0.1]
     """
-    return inject_hyperparams(_adam, hyperparams=_ADAM)(
+    return inject_hyperparams(_adam, hyperparams=_ADAM, name="adam")(
         learning_rate, b1, b2, eps, eps_root, mu_dtype, nesterov)
 
 
@@ -138,7 +159,8 @@ def nadam(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.999,
     >>> [round(x, 4) for x in u.tolist()]
     [-0.1474, 0.1474]
     """
-    return adam(learning_rate, b1, b2, eps, eps_root, mu_dtype, nesterov=True)
+    return inject_hyperparams(_adam, hyperparams=_ADAM, name="nadam")(
+        learning_rate, b1, b2, eps, eps_root, mu_dtype, True)
 
 
 def _adamw(learning_rate, b1, b2, eps, eps_root, mu_dtype, weight_decay, mask, nesterov):
@@ -169,7 +191,7 @@ def adamw(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.999,
     >>> round(opt.update(mx.array([1.0]), opt.init(p), p)[0].item(), 4)
     -0.2
     """
-    return inject_hyperparams(_adamw, hyperparams=(*_ADAM, "weight_decay"))(
+    return inject_hyperparams(_adamw, hyperparams=_ADAMW, name="adamw")(
         learning_rate, b1, b2, eps, eps_root, mu_dtype, weight_decay, mask, nesterov)
 
 
@@ -186,8 +208,8 @@ def nadamw(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.999
     >>> round(opt.update(mx.array([1.0]), opt.init(p), p)[0].item(), 4)
     -0.2474
     """
-    return adamw(learning_rate, b1, b2, eps, eps_root, mu_dtype, weight_decay, mask,
-                 nesterov=True)
+    return inject_hyperparams(_adamw, hyperparams=_ADAMW, name="nadamw")(
+        learning_rate, b1, b2, eps, eps_root, mu_dtype, weight_decay, mask, True)
 
 
 def _amsgrad(learning_rate, b1, b2, eps, eps_root, mu_dtype, bias_correction_mu,
@@ -211,7 +233,7 @@ def amsgrad(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.99
     >>> [round(x, 4) for x in u.tolist()]
     [-0.1, 0.1]
     """
-    return inject_hyperparams(_amsgrad, hyperparams=_ADAM)(
+    return inject_hyperparams(_amsgrad, hyperparams=_ADAM, name="amsgrad")(
         learning_rate, b1, b2, eps, eps_root, mu_dtype, bias_correction_mu, bias_correction_nu)
 
 
@@ -234,7 +256,7 @@ def adamax(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.999
     >>> [round(x, 4) for x in u.tolist()]
     [-0.1, 0.1]
     """
-    return inject_hyperparams(_adamax, hyperparams=("learning_rate", "b1", "b2", "eps"))(
+    return inject_hyperparams(_adamax, hyperparams=_ADAM, name="adamax")(
         learning_rate, b1, b2, eps)
 
 
@@ -260,7 +282,8 @@ def lion(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.99,
     >>> [round(x, 4) for x in opt.update(mx.array([0.5, -2.0]), opt.init(p), p)[0].tolist()]
     [-0.1, 0.1]
     """
-    return inject_hyperparams(_lion, hyperparams=("learning_rate", "b1", "b2", "weight_decay"))(
+    return inject_hyperparams(_lion, hyperparams=("learning_rate", "b1", "b2", "weight_decay"),
+                              name="lion")(
         learning_rate, b1, b2, mu_dtype, weight_decay, mask)
 
 
@@ -296,13 +319,13 @@ def muon(learning_rate: ScalarOrSchedule, momentum: Number = 0.95,
     ((4, 2), 0.007)
     """
     return inject_hyperparams(_muon, hyperparams=("learning_rate", "momentum", "weight_decay",
-                                                  "eps"))(
+                                                  "eps"), name="muon")(
         learning_rate, momentum, weight_decay, mask, nesterov, ns_steps, ns_coeffs, eps,
         mu_dtype)
 
 
-def _rmsprop(learning_rate, decay, eps, initial_scale, eps_in_sqrt, centered, momentum,
-             nesterov, bias_correction):
+def _rmsprop(learning_rate, decay, eps, initial_scale, eps_in_sqrt, centered,
+             momentum: Number | None, nesterov, bias_correction):
     scaling = (scale_by_stddev if centered else scale_by_rms)(
         decay, eps, initial_scale, eps_in_sqrt, bias_correction)
     return chain(scaling, scale_by_learning_rate(learning_rate),
@@ -329,7 +352,7 @@ def rmsprop(learning_rate: ScalarOrSchedule, decay: Number = 0.9, eps: Number = 
     -0.20000000298023224
     """
     return inject_hyperparams(_rmsprop, hyperparams=(
-        "learning_rate", "decay", "eps", "initial_scale", "momentum"))(
+        "learning_rate", "decay", "eps", "initial_scale", "momentum"), name="rmsprop")(
         learning_rate, decay, eps, initial_scale, eps_in_sqrt, centered, momentum, nesterov,
         bias_correction)
 
@@ -354,11 +377,11 @@ def adagrad(learning_rate: ScalarOrSchedule, initial_accumulator_value: Number =
     -0.10000000149011612
     """
     return inject_hyperparams(_adagrad, hyperparams=(
-        "learning_rate", "initial_accumulator_value", "eps"))(
+        "learning_rate", "initial_accumulator_value", "eps"), name="adagrad")(
         learning_rate, initial_accumulator_value, eps)
 
 
-def _adadelta(learning_rate, rho, eps, weight_decay, weight_decay_mask):
+def _adadelta(learning_rate: ScalarOrSchedule | None, rho, eps, weight_decay, weight_decay_mask):
     # No learning rate is a step of 1, still a descent (optax's chain then skips
     # the negation and ascends).
     return chain(add_decayed_weights(weight_decay, mask=weight_decay_mask),
@@ -384,13 +407,14 @@ def adadelta(learning_rate: ScalarOrSchedule | None = None, rho: Number = 0.9,
     -0.9487
     """
     return inject_hyperparams(_adadelta, hyperparams=(
-        "learning_rate", "rho", "eps", "weight_decay"))(
+        "learning_rate", "rho", "eps", "weight_decay"), name="adadelta")(
         learning_rate, rho, eps, weight_decay, weight_decay_mask)
 
 
-def _adafactor(learning_rate, min_dim_size_to_factor, decay_rate, decay_offset,
-               multiply_by_parameter_scale, clipping_threshold, momentum, dtype_momentum,
-               weight_decay_rate, eps, factored, weight_decay_mask):
+def _adafactor(learning_rate: ScalarOrSchedule | None, min_dim_size_to_factor, decay_rate,
+               decay_offset, multiply_by_parameter_scale, clipping_threshold: Number | None,
+               momentum: Number | None, dtype_momentum,
+               weight_decay_rate: ScalarOrSchedule | None, eps, factored, weight_decay_mask):
     steps = [scale_by_factored_rms(factored, decay_rate, decay_offset, min_dim_size_to_factor,
                                    eps)]
     if clipping_threshold is not None:
@@ -442,7 +466,7 @@ def adafactor(learning_rate: ScalarOrSchedule | None = None, min_dim_size_to_fac
     """
     return inject_hyperparams(_adafactor, hyperparams=(
         "learning_rate", "decay_rate", "decay_offset", "clipping_threshold", "momentum",
-        "weight_decay_rate", "eps"))(
+        "weight_decay_rate", "eps"), name="adafactor")(
         learning_rate, min_dim_size_to_factor, decay_rate, decay_offset,
         multiply_by_parameter_scale, clipping_threshold, momentum, dtype_momentum,
         weight_decay_rate, eps, factored, weight_decay_mask)
@@ -468,7 +492,7 @@ def lamb(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.999,
     >>> [round(x, 4) + 0.0 for x in opt.update(mx.array([1.0, 0.0]), opt.init(p), p)[0].tolist()]
     [-0.5, 0.0]
     """
-    return inject_hyperparams(_lamb, hyperparams=(*_ADAM, "weight_decay"))(
+    return inject_hyperparams(_lamb, hyperparams=_ADAMW, name="lamb")(
         learning_rate, b1, b2, eps, eps_root, weight_decay, mask)
 
 
@@ -497,6 +521,6 @@ def lars(learning_rate: ScalarOrSchedule, weight_decay: ScalarOrSchedule = 0.0,
     [-0.5, 0.0]
     """
     return inject_hyperparams(_lars, hyperparams=(
-        "learning_rate", "weight_decay", "trust_coefficient", "eps", "momentum"))(
+        "learning_rate", "weight_decay", "trust_coefficient", "eps", "momentum"), name="lars")(
         learning_rate, weight_decay, weight_decay_mask, trust_coefficient, eps,
         trust_ratio_mask, momentum, nesterov)
