@@ -10,10 +10,14 @@ import numpy as np
 import pytest
 
 import ftorch as ft
+import ftorch.nn.functional as F
 import ftorch.numpy as fnp
+import ftorch.scipy.special as fss
+import ftorch.scipy.stats.norm as fnorm
 from ftorch.core import registry
 
 INF, NAN = math.inf, math.nan
+LN2 = math.log(2.0)
 
 
 def _same(got, want):
@@ -46,6 +50,72 @@ class TestLogsumexp:
         x = mx.array([[-INF, -INF], [0.0, 0.0]])
         _same(fnp.logsumexp(x, axis=1), [-INF, math.log(2.0)])
         _same(ft.grad(lambda x: fnp.sum(fnp.logsumexp(x, axis=1)))(x), [[0, 0], [0.5, 0.5]])
+
+
+def _close(got, want):
+    got, want = np.array(got), np.array(want, dtype=np.float32)
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=0, equal_nan=True)
+    # -0.0 where JAX gives -0.0
+    np.testing.assert_array_equal(np.signbit(got[want == 0]), np.signbit(want[want == 0]))
+
+
+def _check_edges(fn, args, value, grads, elementwise=True):
+    args = [mx.array(a, dtype=mx.float32) for a in args]
+    argnums = tuple(range(len(args)))
+    _close(fn(*args), value)
+    got = ft.grad(lambda *a: fnp.sum(fn(*a)), argnums=argnums)(*args)
+    for g, want in zip(got, grads):
+        np.testing.assert_allclose(np.array(g), np.array(want, dtype=np.float32),
+                                   rtol=2e-6, equal_nan=True)
+    if elementwise:  # the JVP along ones is the sum of the partial derivatives
+        tangent = ft.jvp(fn, tuple(args), tuple(mx.ones_like(a) for a in args))[1]
+        with np.errstate(invalid="ignore"):  # inf + -inf
+            want = np.sum(np.array(grads, np.float32), 0)
+        np.testing.assert_allclose(np.array(tangent), want, rtol=2e-6, equal_nan=True)
+
+
+# function, arguments, its value, the gradient of its sum with respect to
+# each argument: JAX 0.10's answers (jax.numpy, jax.nn, jax.scipy.special,
+# jax.scipy.stats.norm of the same name).
+EDGES = [
+    ("logaddexp", fnp.logaddexp,
+     [[INF, INF, -INF, -INF, 0.0, NAN], [INF, -INF, -INF, 0.0, -INF, 1.0]],
+     [INF, INF, -INF, 0.0, 0.0, NAN],
+     [[1.0, 1.0, NAN, 0.0, 1.0, NAN], [1.0, 0.0, NAN, 1.0, 0.0, NAN]]),
+    ("softplus", F.softplus, [[INF, -INF, 0.0, 1e30]], [INF, 0.0, LN2, 1e30],
+     [[1.0, 0.0, 0.5, 1.0]]),
+    ("log_sigmoid", F.log_sigmoid, [[-INF, INF, 0.0, -1e30]], [-INF, -0.0, -LN2, -1e30],
+     [[1.0, 0.0, 0.5, 1.0]]),
+    ("softplus'", ft.vmap(ft.grad(F.softplus)), [[INF, -INF, 0.0]], [1.0, 0.0, 0.5],
+     [[0.0, 0.0, 0.25]]),
+    ("relu", F.relu, [[0.0, -0.0, 1.0, -1.0]], [0.0, 0.0, 1.0, 0.0], [[0.0, 0.0, 1.0, 0.0]]),
+    ("celu", F.celu, [[0.0, -1.0]], [0.0, math.expm1(-1.0)], [[1.0, math.exp(-1.0)]]),
+    ("leaky_relu", F.leaky_relu, [[0.0, -1.0]], [0.0, -0.01], [[1.0, 0.01]]),
+    ("softmax", F.softmax, [[-INF, 0.0, 0.0]], [0.0, 0.5, 0.5], [[0.0, 0.0, 0.0]]),
+    ("log_softmax", F.log_softmax, [[-INF, 0.0, 0.0]], [-INF, -LN2, -LN2], [[1.0, -0.5, -0.5]]),
+    ("sqrt", fnp.sqrt, [[0.0, INF]], [0.0, INF], [[INF, 0.0]]),
+    ("log1p", fnp.log1p, [[-1.0, 0.0]], [-INF, 0.0], [[INF, 1.0]]),
+    ("arctan2", fnp.arctan2, [[0.0, 1.0], [0.0, 0.0]], [0.0, math.pi / 2],
+     [[NAN, 0.0], [NAN, -1.0]]),
+    ("xlogy", fss.xlogy, [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0]], [0.0, 0.0, -INF],
+     [[-INF, 0.0, -INF], [NAN, 0.0, INF]]),
+    ("xlog1py", fss.xlog1py, [[0.0, 0.0, 1.0], [-1.0, 0.0, -1.0]], [0.0, 0.0, -INF],
+     [[-INF, 0.0, -INF], [NAN, 0.0, INF]]),
+    ("entr", fss.entr, [[0.0, 1.0]], [-0.0, -0.0], [[INF, -1.0]]),
+    ("erfinv", fss.erfinv, [[1.0, -1.0, 0.0]], [INF, -INF, 0.0],
+     [[INF, INF, math.sqrt(math.pi) / 2]]),
+    ("gammaln", fss.gammaln, [[0.0, -1.0]], [INF, INF], [[NAN, NAN]]),
+    ("digamma", fss.digamma, [[0.0, 1.0]], [NAN, -0.5772157], [[INF, math.pi ** 2 / 6]]),
+    ("log_ndtr", fss.log_ndtr, [[-INF, INF, 0.0]], [-INF, -0.0, -LN2],
+     [[NAN, 0.0, math.sqrt(2 / math.pi)]]),
+    ("norm.logcdf", fnorm.logcdf, [[-INF, INF, 0.0]], [-INF, -0.0, -LN2],
+     [[NAN, 0.0, math.sqrt(2 / math.pi)]]),
+]
+
+
+@pytest.mark.parametrize("name, fn, args, value, grads", EDGES, ids=[e[0] for e in EDGES])
+def test_edges_are_jaxs(name, fn, args, value, grads):
+    _check_edges(fn, args, value, grads, elementwise=name not in ("softmax", "log_softmax"))
 
 
 def _unary_primitives():

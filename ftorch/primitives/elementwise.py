@@ -459,19 +459,26 @@ def _arctan2_vjp(ct, out, y, x, *, needed):
 logaddexp_p, logaddexp = _binary("logaddexp", mx.logaddexp)
 
 
+# The weight of x is exp(x - out), except at x = +inf, where out is +inf too
+# and it is 1 (as in JAX; a finite x next to y = +inf has weight 0, where
+# JAX's rule gives exp(x)). Two -inf operands, as in JAX, have NaN weights.
+def _logaddexp_weight(x, out):
+    return exp(where(equal(x, math.inf), 0.0, subtract(x, out)))
+
+
 @logaddexp_p.def_jvp
 def _logaddexp_jvp(primals, tangents):
     (x, y), (tx, ty) = primals, tangents
     out = logaddexp_p.bind(x, y)
     return out, tangent_to(add_tangents(
-        None if tx is None else multiply(tx, exp(subtract(x, out))),
-        None if ty is None else multiply(ty, exp(subtract(y, out)))), out)
+        None if tx is None else multiply(tx, _logaddexp_weight(x, out)),
+        None if ty is None else multiply(ty, _logaddexp_weight(y, out))), out)
 
 
 @logaddexp_p.def_vjp
 def _logaddexp_vjp(ct, out, x, y, *, needed):
-    return (unbroadcast(multiply(ct, exp(subtract(x, out))), x) if needed[0] else None,
-            unbroadcast(multiply(ct, exp(subtract(y, out))), y) if needed[1] else None)
+    return (unbroadcast(multiply(ct, _logaddexp_weight(x, out)), x) if needed[0] else None,
+            unbroadcast(multiply(ct, _logaddexp_weight(y, out)), y) if needed[1] else None)
 
 
 # Comparisons, logic and bitwise ops: boolean or integer results, no derivative.
