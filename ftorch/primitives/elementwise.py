@@ -119,7 +119,16 @@ def _abs_vjp(ct, y, x, *, needed):
     return (multiply(ct, sign(x)),)
 
 
-sign_p, sign = _unary("sign", mx.sign)
+def _sign(x: mx.array) -> mx.array:
+    """``mx.sign``, except that (as in NumPy and JAX) a NaN gives NaN, where
+    MLX's gives 0, and -0.0 gives -0.0 (JAX's)."""
+    s = mx.sign(x)
+    if not mx.issubdtype(s.dtype, mx.floating):
+        return s
+    return mx.where(s == 0, x, s)
+
+
+sign_p, sign = _unary("sign", _sign)
 nondifferentiable(sign_p)
 
 def accurate_exp(x: mx.array) -> mx.array:
@@ -396,18 +405,17 @@ def _power_vjp(ct, out, x, y, *, needed):
 
 
 def _selector(x, y, greater: bool):
-    """1 where x wins, 0 where y wins, 1/2 at ties (the gradient is shared).
-
-    Arithmetic rather than nested ``where``: MLX's CPU select is several
-    times slower than a subtract and a sign. Complex values compare
-    lexicographically (as in MLX and JAX), which the sign of their
-    difference does not tell: there, two comparisons."""
+    """1 where x wins, 0 where y wins, 1/2 at ties (the gradient is shared,
+    also between two equal infinities), 0 for both where either is NaN: JAX's
+    choice. Two comparisons rather than the sign of ``x - y``, which is NaN at
+    equal infinities; complex values compare lexicographically (as in MLX and
+    JAX). The selector has ``x``'s floating dtype (or ``y``'s), so that it
+    does not widen the tangent it scales."""
     a, b = (x, y) if greater else (y, x)
-    if is_complex(aval_of(x).dtype) or is_complex(aval_of(y).dtype):
-        wins = add(astype(greater_p.bind(a, b), mx.float32),
-                   astype(greater_equal_p.bind(a, b), mx.float32))
-        return multiply(wins, 0.5)
-    return multiply(add(sign(subtract(a, b)), 1), 0.5)
+    dtype = next((d for d in (aval_of(x).dtype, aval_of(y).dtype) if is_floating(d)),
+                 mx.float32)
+    wins = add(astype(greater_p.bind(a, b), dtype), astype(greater_equal_p.bind(a, b), dtype))
+    return multiply(wins, 0.5)
 
 
 def _extremum(prim: Primitive, greater: bool) -> None:
@@ -416,15 +424,13 @@ def _extremum(prim: Primitive, greater: bool) -> None:
     def jvp(primals, tangents):
         (x, y), (tx, ty) = primals, tangents
         out = prim.bind(x, y)
-        s = _selector(x, y, greater)
         return out, tangent_to(add_tangents(
-            None if tx is None else multiply(tx, s),
-            None if ty is None else multiply(ty, subtract(1, s))), out)
+            None if tx is None else multiply(tx, _selector(x, y, greater)),
+            None if ty is None else multiply(ty, _selector(y, x, greater))), out)
 
     def vjp(ct, out, x, y, *, needed):
-        s = _selector(x, y, greater)
-        return (unbroadcast(multiply(ct, s), x) if needed[0] else None,
-                unbroadcast(multiply(ct, subtract(1, s)), y) if needed[1] else None)
+        return (unbroadcast(multiply(ct, _selector(x, y, greater)), x) if needed[0] else None,
+                unbroadcast(multiply(ct, _selector(y, x, greater)), y) if needed[1] else None)
 
     prim.def_jvp(jvp)
     prim.def_vjp(vjp)
