@@ -88,6 +88,7 @@ EDGES = [
      [[1.0, 0.0, 0.5, 1.0]]),
     ("softplus'", ft.vmap(ft.grad(F.softplus)), [[INF, -INF, 0.0]], [1.0, 0.0, 0.5],
      [[0.0, 0.0, 0.25]]),
+    ("logit", fss.logit, [[0.0, 1.0, 0.5]], [-INF, INF, 0.0], [[INF, INF, 4.0]]),
     ("sign", fnp.sign, [[NAN, -0.0, 0.0, 2.0, -INF]], [NAN, -0.0, 0.0, 1.0, -1.0], [[0.0] * 5]),
     ("maximum", fnp.maximum, [[0.0, 1.0, NAN, INF, -INF, 1.0], [0.0, 2.0, 1.0, INF, -INF, NAN]],
      [0.0, 2.0, NAN, INF, -INF, NAN],

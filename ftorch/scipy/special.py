@@ -393,12 +393,25 @@ def logit(x: Any) -> Any:
     [0.0, 1.098612]
     """
     (x,) = _inexact("logit", x)
+    return _logit(x)
+
+
+@custom_jvp
+def _logit(x):
     one_minus = lax.subtract(1.0, x)
     # Around 1/2, log1p((2x - 1) / (1 - x)): 2x - 1 is exact there, so the
     # result keeps its relative accuracy as it goes to 0.
     central = lax.log1p(lax.divide(lax.subtract(lax.multiply(2.0, x), 1.0), one_minus))
     outer = lax.log(lax.divide(x, one_minus))
     return lax.where(lax.less(lax.abs(lax.subtract(x, 0.5)), 0.25), central, outer)
+
+
+# JAX's derivative 1 / (x (1 - x)): +inf at 0 and 1, where the two branches
+# above would give NaN (the unselected one is infinite there).
+@_logit.defjvp
+def _logit_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _logit(x), lax.divide(t, lax.multiply(x, lax.subtract(1.0, x)))
 
 
 def expit(x: Any) -> Any:
