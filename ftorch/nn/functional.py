@@ -260,15 +260,16 @@ _SELU_SCALE = 1.0507
 def elu(x: Any, alpha: Any = 1.0) -> Any:
     """The exponential linear unit: ``x`` where ``x > 0``, else
     ``alpha * (exp(x) - 1)``, as ``mlx.nn.elu``. The negative branch uses
-    ``expm1`` of ``min(x, 0)``, so it is exact near 0 and its gradient stays
-    finite for large ``x``.
+    ``expm1`` of ``x`` where ``x <= 0`` (of 0 elsewhere), so it is exact near
+    0 and its gradient stays finite for large ``x``; the derivative at 0 is
+    ``alpha``, as in JAX.
 
     >>> import ftorch.nn.functional as F, mlx.core as mx
     >>> [round(v, 4) for v in F.elu(mx.array([-1.0, 0.0, 2.0])).tolist()]
     [-0.6321, 0.0, 2.0]
     """
     x = fnp.asarray(x)
-    return fnp.where(x > 0, x, alpha * fnp.expm1(fnp.minimum(x, 0)))
+    return fnp.where(x > 0, x, alpha * fnp.expm1(fnp.where(x > 0, 0.0, x)))
 
 
 def celu(x: Any, alpha: Any = 1.0) -> Any:
@@ -322,13 +323,14 @@ def prelu(x: Any, alpha: Any) -> Any:
 
 
 def relu6(x: Any) -> Any:
-    """``min(max(x, 0), 6)``, as ``mlx.nn.relu6``.
+    """``min(max(x, 0), 6)``, as ``mlx.nn.relu6``; its derivative is 0 at 0
+    and at 6, as in JAX.
 
     >>> import ftorch.nn.functional as F, mlx.core as mx
     >>> F.relu6(mx.array([-1.0, 3.0, 9.0])).tolist()
     [0.0, 3.0, 6.0]
     """
-    return fnp.minimum(fnp.maximum(x, 0), 6)
+    return fnp.where(fnp.greater_equal(x, 6), 6, relu(x))
 
 
 def relu2(x: Any) -> Any:
@@ -348,7 +350,8 @@ def hard_tanh(x: Any, min_val: Any = -1.0, max_val: Any = 1.0) -> Any:
     >>> F.hard_tanh(mx.array([-3.0, 0.5, 3.0])).tolist()
     [-1.0, 0.5, 1.0]
     """
-    return fnp.minimum(fnp.maximum(x, min_val), max_val)
+    inside = fnp.where(fnp.less(x, min_val), min_val, x)  # derivative 1 at the bounds
+    return fnp.where(fnp.greater(x, max_val), max_val, inside)
 
 
 def hard_sigmoid(x: Any) -> Any:
