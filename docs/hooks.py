@@ -62,6 +62,45 @@ SAME_NAME_DIFFERENT = {
         "scatter_min": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
         "scatter_max": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
         "fft": "`fft_type` is a string (`lax.FFT_TYPES`)",
+        "abs": "derivative 0 at 0 (JAX's is 1)",
+    },
+    # Edges where ftorch's answer differs from JAX's on purpose (tests/test_edge_values.py).
+    "jax.numpy": {
+        "abs": "derivative 0 at 0, a subgradient as in PyTorch (JAX's is 1); so also "
+               "`linalg.norm(x, ord=1)` at a zero entry",
+        "power": "derivative in `x` 0 where the exponent is 0, also at `x = 0` (JAX's is NaN)",
+        "logaddexp": "derivative 0 in a finite operand beside a `+inf` one (JAX's is `exp(x)`)",
+        "std": "gradient 0 where the standard deviation is 0 (JAX's is NaN)",
+        "var": "gradient 0 where no degrees of freedom are left (`ddof` >= the count; the "
+               "value is NaN, as in JAX, whose gradient is NaN)",
+        "argmax": "`uint32` indices, as MLX gives them (JAX's are `int32`)",
+        "argmin": "`uint32` indices, as MLX gives them (JAX's are `int32`)",
+        "sinc": "0 at `±inf` (its limit; JAX's is NaN)",
+    },
+    "jax.numpy.linalg": {
+        "norm": "gradient 0 at 0 for the Euclidean and Frobenius norms, as in PyTorch (JAX's "
+                "is NaN)",
+        "vector_norm": "gradient 0 at 0 for `ord=2`, as in PyTorch (JAX's is NaN)",
+        "matrix_norm": "gradient 0 at 0 for `ord='fro'`, as in PyTorch (JAX's is NaN)",
+    },
+    "jax.scipy.special": {
+        "logsumexp": "gradient 0 over a slice that is all `-inf` (JAX's is NaN)",
+        "ndtri": "derivative `+inf` at 0 and 1 (JAX's is 0)",
+        "i0": "derivative 0 at 0, `i1(0)` (JAX's is 1)",
+    },
+    "jax.scipy.stats.norm": {
+        "ppf": "derivative `+inf` at 0 and 1 (JAX's is 0)",
+        "isf": "derivative `-inf` at 0 and 1 (JAX's is 0)",
+    },
+    "jax.nn": {
+        "gelu": "`approximate=False` by default (the exact `x * Phi(x)`, as PyTorch and "
+                "`mlx.nn.gelu`); JAX's default is `approximate=True`, the tanh form",
+        "logsumexp": "gradient 0 over a slice that is all `-inf` (JAX's is NaN)",
+        "selu": "`mlx.nn.selu`'s constants, rounded to 1.67326 and 1.0507 (JAX's have more "
+                "digits: results about 2e-6 apart)",
+        "softmax": "no `where=` (mask with `-inf` instead)",
+        "log_softmax": "no `where=` (mask with `-inf` instead)",
+        "one_hot": "integer labels only (JAX's also takes floats)",
     },
 }
 

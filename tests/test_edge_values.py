@@ -138,6 +138,44 @@ def test_edges_are_jaxs(name, fn, args, value, grads):
     _check_edges(fn, args, value, grads, elementwise=name not in ("softmax", "log_softmax"))
 
 
+# Where ftorch's answer differs from JAX's on purpose (the translation tables
+# in docs/guides/from-jax.md list each): function, arguments, ftorch's value
+# and gradients; JAX 0.10's differing answer in the comment.
+DELIBERATE = [
+    # JAX: gradients [[e, 1], [1, e]] (exp of the finite operand)
+    ("logaddexp", fnp.logaddexp, [[1.0, INF], [INF, 1.0]], [INF, INF], [[0.0, 1.0], [1.0, 0.0]]),
+    # JAX: 1 at 0 and -0.0
+    ("abs", fnp.abs, [[0.0, -0.0, 1.0]], [0.0, 0.0, 1.0], [[0.0, 0.0, 1.0]]),
+    # JAX: NaN at x = 0
+    ("power", fnp.power, [[0.0, 2.0], [0.0, 0.0]], [1.0, 1.0], [[0.0, 0.0], [0.0, LN2]]),
+    # JAX: 0 at 0 and 1
+    ("ndtri", fss.ndtri, [[0.0, 1.0, 0.5]], [-INF, INF, 0.0],
+     [[INF, INF, math.sqrt(2 * math.pi)]]),
+    ("norm.ppf", fnorm.ppf, [[0.0, 1.0]], [-INF, INF], [[INF, INF]]),
+    ("norm.isf", fnorm.isf, [[0.0, 1.0]], [INF, -INF], [[-INF, -INF]]),
+    # JAX: 1 (i0'(0) is i1(0) = 0)
+    ("i0", fss.i0, [[0.0]], [1.0], [[0.0]]),
+    # JAX: NaN
+    ("linalg.norm", fnp.linalg.norm, [[0.0, 0.0]], 0.0, [[0.0, 0.0]]),
+    ("linalg.norm-fro", lambda x: fnp.linalg.norm(x.reshape(2, 2)), [[0.0] * 4], 0.0, [[0.0] * 4]),
+    # JAX: 1 at the 0 entry (as its abs)
+    ("linalg.norm-1", lambda x: fnp.linalg.norm(x, ord=1), [[0.0, 1.0]], 1.0, [[0.0, 1.0]]),
+    # JAX: NaN
+    ("std", fnp.std, [[2.0, 2.0]], 0.0, [[0.0, 0.0]]),
+    ("var-no-dof", lambda x: fnp.var(x, ddof=1), [[2.0]], NAN, [[0.0]]),
+    ("nn.logsumexp", F.logsumexp, [[-INF, -INF]], -INF, [[0.0, 0.0]]),
+    ("special.logsumexp", fss.logsumexp, [[-INF, -INF]], -INF, [[0.0, 0.0]]),
+    # JAX's default is approximate=True: 0.841192, gradient 1.082964
+    ("gelu", F.gelu, [[1.0]], [0.8413447], [[1.0833155]]),
+]
+
+
+@pytest.mark.parametrize("name, fn, args, value, grads", DELIBERATE,
+                         ids=[e[0] for e in DELIBERATE])
+def test_deliberate_differences(name, fn, args, value, grads):
+    _check_edges(fn, args, value, grads, elementwise=np.ndim(value) > 0)
+
+
 def _unary_primitives():
     """The elementwise primitives of one operand and no parameters."""
     names = []
