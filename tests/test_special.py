@@ -51,8 +51,9 @@ def off_integers(x, margin=1e-3):
 
 
 # (name, ftorch function, SciPy function, strategy, float64 rtol, float32 rtol).
-# gammaln and digamma are also allowed 1e-15 absolute: near their roots
-# SciPy's own values are that far off (see test_values_near_roots).
+# gammaln and digamma are also allowed 1e-15 absolute (1e-6, a few float32
+# ulps of their O(1) terms, in float32): near their roots SciPy's own values
+# are that far off (see test_values_near_roots), and float32 cancels there.
 UNARY = [
     ("gammaln", fss.gammaln, sps.gammaln, draws(0.0, 200.0), 1e-13, 2e-5),
     ("gammaln_huge", fss.gammaln, sps.gammaln, log_uniform(-300, 300), 1e-14, 1e-6),
@@ -91,7 +92,8 @@ def test_values_match_scipy(name, f, ref, strategy, rtol64, rtol32, data):
     out32 = f(f32(x32))
     assert out32.dtype == mx.float32
     ok = np.isfinite(want32) & (np.abs(want32) > 1e-30) & (np.abs(want32) < 1e30)
-    np.testing.assert_allclose(np.array(out32)[ok], want32[ok], rtol=rtol32, atol=1e-30)
+    atol32 = 1e-6 if name.startswith(("gammaln", "digamma")) else 1e-30
+    np.testing.assert_allclose(np.array(out32)[ok], want32[ok], rtol=rtol32, atol=atol32)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 6])
