@@ -393,7 +393,7 @@ def save(path: str | os.PathLike, tree: Any) -> None:
     >>> state = opt.init({"w": mx.zeros(3)})
     >>> ft.save(path, {"params": {"w": mx.zeros(3)}, "opt": state})
     >>> type(ft.load(path)["opt"]).__name__
-    'InjectHyperparamsState'
+    'AdamState'
     """
     path = os.fspath(path)
     arrays: dict[str, mx.array] = {}
