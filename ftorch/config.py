@@ -18,6 +18,11 @@ to ``mx.compile`` (``FTORCH_JIT_COMPILE_AFTER``: seconds, or ``never``):
 ops, with no kernel compilation), ``None`` never; ``"auto"`` (the default)
 is 0 on Metal and CUDA and ``CPU_COMPILE_AFTER`` seconds on the CPU, where
 MLX builds each fused kernel with ``g++`` (see ``ft.jit``).
+``ft.config.jit_max_compile_depth`` (``FTORCH_JIT_MAX_COMPILE_DEPTH``: a
+number of equations, or ``none``) is the deepest graph handed to
+``mx.compile``, which would overflow the C stack on deeper ones (a long
+``lax.scan``, unrolled): those run uncompiled whatever the policy, with a
+warning on the ``ftorch.jit`` logger.
 
 ``ft.config.fast_cpu_math`` (default ``True``; ``FTORCH_FAST_CPU_MATH=0`` turns
 it off) lets jit lower float32 ``tanh``, ``sigmoid``, ``erf`` and ``gelu`` in
@@ -37,19 +42,31 @@ import os
 #: waiting 60 s bounds what a run that stops just after compiling loses.
 CPU_COMPILE_AFTER = 60.0
 
+#: ``jit_max_compile_depth``'s default: the deepest graph (in equations, see
+#: ``ftorch.graph.depth``) that jit hands to ``mx.compile``, whose passes
+#: recurse once per level on the C stack. Measured on Linux x86-64 with an
+#: 8 MB stack: a tanh RNN's value and gradient (11 equations a step) compiled
+#: at 44,000 and crashed the process at 88,000; a fifth of the first leaves
+#: room for smaller thread stacks (512 kB on macOS's non-main threads) and
+#: equations that lower to several MLX ops.
+MAX_COMPILE_DEPTH = 10_000
+
 
 class Config:
-    __slots__ = ("log_compiles", "check_graphs", "jit_compile_after", "fast_cpu_math")
+    __slots__ = ("log_compiles", "check_graphs", "jit_compile_after", "jit_max_compile_depth",
+                 "fast_cpu_math")
 
     def __init__(self) -> None:
         self.log_compiles: bool = _flag("FTORCH_LOG_COMPILES")
         self.check_graphs: bool = _flag("FTORCH_CHECK_GRAPHS")
         self.jit_compile_after: float | str | None = _seconds("FTORCH_JIT_COMPILE_AFTER")
+        self.jit_max_compile_depth: int | None = _depth("FTORCH_JIT_MAX_COMPILE_DEPTH")
         self.fast_cpu_math: bool = os.environ.get("FTORCH_FAST_CPU_MATH", "1") != "0"
 
     def __repr__(self) -> str:
         return (f"Config(log_compiles={self.log_compiles}, check_graphs={self.check_graphs}, "
                 f"jit_compile_after={self.jit_compile_after!r}, "
+                f"jit_max_compile_depth={self.jit_max_compile_depth!r}, "
                 f"fast_cpu_math={self.fast_cpu_math})")
 
 
@@ -67,6 +84,19 @@ def _seconds(name: str) -> float | str | None:
         return float(value)
     except ValueError:
         raise ValueError(f"{name} must be a number of seconds, 'never' or 'auto', got "
+                         f"{value!r}") from None
+
+
+def _depth(name: str) -> int | None:
+    value = os.environ.get(name, "").strip().lower()
+    if value == "":
+        return MAX_COMPILE_DEPTH
+    if value == "none":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a number of equations or 'none', got "
                          f"{value!r}") from None
 
 

@@ -22,13 +22,17 @@ transform); ``lower`` turns it into one straight-line MLX function for
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import mlx.core as mx
 
+from ftorch.config import config
 from ftorch.core import DTYPE_SHORT_NAMES, Primitive, ShapeDtypeStruct, format_aval, registry
+
+logger = logging.getLogger("ftorch.jit")
 
 
 class Var:
@@ -106,7 +110,10 @@ class Graph:
         ``mx.compile`` of the whole, or, when an equation must read values on
         the host (``needs_host``), compiled segments around it."""
         if self._lowered is None:
-            self._lowered = segmented(self) if needs_host(self) else mx.compile(lower(self))
+            if needs_host(self):
+                self._lowered = segmented(self)
+            else:
+                self._lowered = mx.compile(lower(self)) if compilable(self) else lower(self)
         return self._lowered
 
 
@@ -219,6 +226,53 @@ def needs_host(graph: Graph) -> bool:
     return found
 
 
+def depth(graph: Graph) -> int:
+    """The longest chain of equations from the graph's inputs to its
+    outputs, a scan's body counted once per step (its lowering unrolls it),
+    computed once per graph: about the depth of the MLX graph ``lower``
+    emits, which is that times the few MLX ops an equation lowers to.
+
+    >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
+    >>> from ftorch.graph import depth
+    >>> depth(ft.make_graph(lambda x: fnp.sin(fnp.cos(x)) + x)(mx.ones(3)))
+    3
+    """
+    found = graph.derived.get("depth")
+    if found is None:
+        level: dict[int, int] = {}
+        for eqn in graph.eqns:
+            start = max([level.get(id(a), 0) for a in eqn.inputs], default=0)
+            end = start + _eqn_depth(eqn)
+            level.update((id(v), end) for v in eqn.outs)
+        found = graph.derived["depth"] = max(level.values(), default=0)
+    return found
+
+
+def _eqn_depth(eqn: Eqn) -> int:
+    inner = [depth(g) for g in subgraphs(eqn.params)]
+    if not inner:
+        return 1
+    # A ``length`` is a trip count (scan's): the lowering chains that many bodies.
+    return 1 + eqn.params.get("length", 1) * max(inner)
+
+
+def compilable(graph: Graph) -> bool:
+    """Whether ``mx.compile`` can take ``graph`` lowered: its ``depth`` is
+    at most ``ft.config.jit_max_compile_depth``. MLX's compile passes recurse
+    once per level of the graph on the C stack, so a deeper graph (a long
+    scan, unrolled) would overflow it and kill the process; such a graph runs
+    uncompiled, logged once."""
+    limit = config.jit_max_compile_depth
+    if limit is None or depth(graph) <= limit:
+        return True
+    if not graph.derived.get("logged too deep"):
+        graph.derived["logged too deep"] = True
+        logger.warning("ft.jit: a graph %d equations deep runs uncompiled: mx.compile takes "
+                       "at most ft.config.jit_max_compile_depth=%d (a long lax.scan unrolls "
+                       "into one chain of its steps)", depth(graph), limit)
+    return False
+
+
 def segmented(graph: Graph) -> Callable:
     """``graph`` as compiled straight-line segments, split at the equations
     that need the host (``needs_host``), which run their ``lowering`` on
@@ -240,7 +294,7 @@ def segmented(graph: Graph) -> Callable:
                     inputs.append(a)
         outs = [v for e in run for v in e.outs if id(v) in needed]
         sub = Graph(inputs, [], [], list(run), outs)
-        steps.append((mx.compile(lower(sub)), inputs, outs))
+        steps.append((mx.compile(lower(sub)) if compilable(sub) else lower(sub), inputs, outs))
         run.clear()
 
     for i, eqn in enumerate(graph.eqns):

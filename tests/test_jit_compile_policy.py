@@ -122,3 +122,69 @@ def test_environment_variable():
     assert out.strip() == "None"
     out = run_child("print(ft.config.jit_compile_after)", env={"FTORCH_JIT_COMPILE_AFTER": "2.5"})
     assert out.strip() == "2.5"
+
+
+# --- graphs too deep for mx.compile ------------------------------------------
+
+
+def _chain(n):
+    """A function whose graph is a chain of about ``n`` equations."""
+    def chain(x):
+        for _ in range(n):
+            x = fnp.tanh(x)
+        return x
+    return chain
+
+
+def test_a_graph_deeper_than_the_limit_runs_uncompiled(compiled_calls, monkeypatch, caplog):
+    monkeypatch.setattr(config, "jit_max_compile_depth", 50)
+    x = mx.array([0.3, -0.2])
+    want = np.array(_chain(60)(x))
+    deep, shallow = ft.jit(_chain(60), compile_after=0), ft.jit(_chain(40), compile_after=0)
+    with caplog.at_level(logging.WARNING, logger="ftorch.jit"):
+        for _ in range(2):
+            np.testing.assert_allclose(np.array(deep(x)), want, rtol=1e-5)
+    # Only jit's dispatcher ran, once: it found the graph too deep, before
+    # mx.compile's passes, and handed it to the uncompiled lowering.
+    assert [c.__name__ for c in compiled_calls] == ["dispatch"]
+    assert len([r for r in caplog.records if "runs uncompiled" in r.getMessage()]) == 1
+    assert "jit_max_compile_depth=50" in caplog.text
+    shallow(x)
+    shallow(x)
+    assert len(compiled_calls) == 3  # below the limit: compiled as before
+
+
+def test_the_depth_counts_a_scan_once_per_step():
+    def loop(x):
+        return ft.lax.scan(lambda c, _: (fnp.tanh(c), None), x, None, length=100)[0]
+    assert ft.graph.depth(ft.make_graph(loop)(mx.ones(2))) >= 100
+
+
+def test_a_20000_step_scan_runs_under_every_compile_policy():
+    # mx.compile recursed past the C stack on such an unrolled scan (a segfault
+    # from about 8,000 steps): at once with compile_after=0, and mid-run, when
+    # the CPU default's delay ran out. It runs uncompiled under every policy.
+    out = run_child("""
+        import importlib, time, ftorch.lax as lax
+        importlib.import_module("ftorch.config").CPU_COMPILE_AFTER = 0.5  # "auto"'s delay
+        H = 4
+        def loss(w, xs):
+            def cell(h, x):
+                h = fnp.tanh(h @ w + x)
+                return h, fnp.sum(h)
+            h, ys = lax.scan(cell, mx.zeros((H,)), xs)
+            return fnp.sum(ys) + fnp.sum(h)
+        w = mx.array(np.linspace(-0.3, 0.3, H * H).reshape(H, H), mx.float32)
+        xs = mx.array(np.sin(np.arange(20000 * H)).reshape(20000, H) * 0.1, mx.float32)
+        f = ft.jit(ft.value_and_grad(loss))  # the policy: ft.config's, at each call
+        values = []
+        for policy in (None, "auto", "auto", 0):  # the second "auto" call is past the delay
+            ft.config.jit_compile_after = policy
+            v, g = f(w, xs)
+            values.append((v.item(), np.array(g)))
+        for v, g in values[1:]:
+            np.testing.assert_allclose(v, values[0][0], rtol=1e-4, atol=1e-5)
+            np.testing.assert_allclose(g, values[0][1], rtol=1e-3, atol=1e-5)
+        print("ok", f.trace_count)
+    """, timeout=600)
+    assert out.split() == ["ok", "1"]

@@ -39,6 +39,7 @@ from ftorch.core import (
 )
 from ftorch.graph import (
     Graph,
+    compilable,
     lower,
     needs_host,
     simplify,
@@ -358,7 +359,9 @@ def jit(
                 entry, _, _ = entry_for(*tree.unflatten(treedef, leaves))
             except Exception as e:
                 raise _TraceError(e) from e
-            if needs_host(entry.graph):  # a data-dependent loop: not one mx.compile
+            if needs_host(entry.graph) or not compilable(entry.graph):
+                # A data-dependent loop (not one mx.compile), or a graph too
+                # deep for mx.compile: jit_p runs it.
                 raise _TraceError(None)
             record.note(entry.out_tree)
             with fused_lowering():
