@@ -16,7 +16,8 @@ import pytest
 
 from ftorch import _blas
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only"),
+              pytest.mark.cpu_only("the BLAS serves MLX's CPU backend")]
 
 _REPORT = """
 import json, warnings
