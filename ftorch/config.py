@@ -44,11 +44,13 @@ CPU_COMPILE_AFTER = 60.0
 
 #: ``jit_max_compile_depth``'s default: the deepest graph (in equations, see
 #: ``ftorch.graph.depth``) that jit hands to ``mx.compile``, whose passes
-#: recurse once per level on the C stack. Measured on Linux x86-64 with an
-#: 8 MB stack: a tanh RNN's value and gradient (11 equations a step) compiled
-#: at 44,000 and crashed the process at 88,000; a fifth of the first leaves
-#: room for smaller thread stacks (512 kB on macOS's non-main threads) and
-#: equations that lower to several MLX ops.
+#: recurse once per level on the C stack (about 190 bytes a level). Measured
+#: on Linux x86-64 with an 8 MB stack: a raw MLX chain crashes from about
+#: 43,600 ops deep; a tanh RNN's value and gradient (11 equations a step here,
+#: about 5 MLX levels) ran at 8,000 steps and crashed from 9,000. A quarter of
+#: the raw limit leaves room for equations that lower to several MLX ops; a
+#: thread with a smaller stack (512 kB on macOS's non-main threads) may need
+#: a lower setting.
 MAX_COMPILE_DEPTH = 10_000
 
 

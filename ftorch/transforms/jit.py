@@ -64,7 +64,9 @@ logger = logging.getLogger("ftorch.jit")
 
 def _jit_impl(*args: Any, graph: Graph) -> list:
     setting = graph.derived.get("compile after", config.jit_compile_after)
-    if _compile_due(graph.derived, setting):
+    # A graph too deep for mx.compile runs as the uncompiled tier does, the
+    # same lowering without the compiled kernels' fast CPU math.
+    if _compile_due(graph.derived, setting) and (needs_host(graph) or compilable(graph)):
         with fused_lowering():  # mx.compile traces the lowering in this call
             return graph.lowered(*args)
     return lower(graph)(*args)  # MLX's lazy graph of the lowered ops: no kernel builds
