@@ -46,6 +46,7 @@ from ftorch.core import (
     is_inexact,
 )
 from ftorch.primitives._rules import move_bdim
+from ftorch.primitives.loops import map as lax_map
 from ftorch.primitives.shape import static_slice
 from ftorch.transforms import _util
 from ftorch.transforms.jvp import jvp_flat
@@ -460,8 +461,6 @@ def sequential_vmap(f: Callable) -> custom_vmap:
     >>> ft.vmap(g, in_axes=(0, None))(mx.ones((3, 2)), mx.array(2.0)).tolist()
     [4.0, 4.0, 4.0]
     """
-    from ftorch.lax import map as lax_map  # ftorch.lax imports the transforms this needs
-
     _util.check_callable(f, "sequential_vmap")
     g = custom_vmap(f)
 

@@ -51,11 +51,11 @@ import numpy as np
 
 import ftorch.primitives as lax
 from ftorch import tree
-from ftorch.core import Primitive, Tracer, aval_of, format_aval, is_inexact
-from ftorch.nn._layer import PyTree
-from ftorch.primitives._rules import linear, move_bdim, vectorized
+from ftorch.core import Tracer, aval_of, format_aval, is_inexact
+from ftorch.primitives.distributed import all_gather_p, all_max_p, all_min_p, all_sum_p
 from ftorch.serialization import save as _save_file
 from ftorch.transforms._util import leaf_names
+from ftorch.typing import PyTree
 
 __all__ = [
     "init", "is_available", "is_initialized", "rank", "size", "all_sum", "all_mean",
@@ -153,82 +153,6 @@ def size(group: Group | None = None) -> int:
     1
     """
     return _group(group).size()
-
-
-# ----------------------------------------------------------------------------
-# all_sum: linear, its own transpose
-# ----------------------------------------------------------------------------
-
-# The primitives are named process_*: lax.psum and lax.all_gather are the
-# collectives over a named vmap axis.
-all_sum_p = Primitive("process_all_sum",
-                      lambda x, *, group: mx.distributed.all_sum(x, group=group))
-# Every process's input reaches every process's output once: the transpose
-# sums the cotangents of all processes.
-linear(all_sum_p, lambda ct, x, *, group: all_sum_p.bind(ct, group=group))
-vectorized(all_sum_p)
-
-
-# ----------------------------------------------------------------------------
-# all_gather: concatenation along axis 0; its transpose takes this process's
-# block of the summed cotangent
-# ----------------------------------------------------------------------------
-
-all_gather_p = Primitive(
-    "process_all_gather", lambda x, *, group: mx.distributed.all_gather(x, group=group))
-
-
-def _all_gather_transpose(ct, x, *, group):
-    n = aval_of(x).shape[0]
-    r = group.rank()
-    # The ring backend has no reduce-scatter (mx.distributed.sum_scatter
-    # raises there), so the whole cotangent is summed and sliced.
-    return lax.static_slice(all_sum_p.bind(ct, group=group), (slice(r * n, (r + 1) * n),))
-
-
-linear(all_gather_p, _all_gather_transpose)
-
-
-@all_gather_p.def_batch
-def _all_gather_batch(vals, dims, axis_size, *, group):
-    # The gathered axis is each example's first: the batch axis goes behind it.
-    x = move_bdim(vals[0], dims[0], 1, axis_size)
-    return all_gather_p.bind(x, group=group), 1
-
-
-# ----------------------------------------------------------------------------
-# all_max, all_min: the derivative flows to the processes holding the
-# extremum, shared equally among ties (as reduce_max's in JAX)
-# ----------------------------------------------------------------------------
-
-
-def _extremum(name: str, impl: Any) -> Primitive:
-    prim = Primitive(name, lambda x, *, group: impl(x, group=group))
-
-    def weights(x, y, group):
-        hit = lax.astype(lax.equal(x, y), aval_of(x).dtype)
-        return lax.divide(hit, all_sum_p.bind(hit, group=group))
-
-    @prim.def_jvp
-    def jvp(primals, tangents, *, group):
-        (x,), (t,) = primals, tangents
-        y = prim.bind(x, group=group)
-        if t is None:
-            return y, None
-        return y, all_sum_p.bind(lax.multiply(t, weights(x, y, group)), group=group)
-
-    @prim.def_vjp
-    def vjp(ct, y, x, *, needed, group):
-        return (lax.multiply(all_sum_p.bind(ct, group=group), weights(x, y, group)),)
-
-    vectorized(prim)
-    return prim
-
-
-all_max_p = _extremum("process_all_max", mx.distributed.all_max)
-all_min_p = _extremum("process_all_min", mx.distributed.all_min)
-for _prim in (all_sum_p, all_gather_p, all_max_p, all_min_p):
-    _prim.communicates = True  # never folded while jit stages a graph
 
 
 # ----------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 import mlx.core as mx
 import numpy as np
 
-__all__ = ["to_mlx_dtype", "DTypeLike", "DTYPES_BY_NAME"]
+__all__ = ["to_mlx_dtype", "promote_types", "DTypeLike", "DTYPES_BY_NAME"]
 
 #: What a dtype argument may be (see ``to_mlx_dtype``).
 DTypeLike = mx.Dtype | type | str | np.dtype
@@ -131,3 +131,13 @@ def from_numpy(x: np.ndarray | np.generic, where: str) -> mx.array:
     if dtype == mx.bfloat16:  # ml_dtypes' bfloat16: MLX takes its bits
         return mx.array(x.view(np.uint16)).view(mx.bfloat16)
     return mx.array(x, dtype=dtype)
+
+
+def promote_types(a: mx.Dtype, b: mx.Dtype) -> mx.Dtype:
+    """The dtype MLX computes ``a`` and ``b`` operands in.
+
+    >>> import ftorch.dtypes as dtypes, mlx.core as mx
+    >>> dtypes.promote_types(mx.int8, mx.float16)
+    mlx.core.float16
+    """
+    return (mx.zeros((), a) + mx.zeros((), b)).dtype

@@ -15,7 +15,7 @@ from harness import Case, floats, shapes
 from hypothesis import strategies as st
 
 import ftorch.numpy as fnp
-from ftorch.lax.slicing import (
+from ftorch.primitives.slicing import (
     dynamic_index_in_dim,
     dynamic_slice,
     dynamic_update_slice,

@@ -12,7 +12,7 @@ from hypothesis.extra import numpy as hnp
 
 import ftorch as ft
 import ftorch.numpy as fnp
-from ftorch.lax import associative_scan
+from ftorch.primitives import associative_scan
 
 
 def sequential(fn, xs, reverse=False, axis=0):

@@ -12,7 +12,7 @@ from hypothesis.extra import numpy as hnp
 
 import ftorch as ft
 import ftorch.numpy as fnp
-from ftorch.lax.slicing import (
+from ftorch.primitives.slicing import (
     dynamic_index_in_dim,
     dynamic_slice,
     dynamic_slice_in_dim,

@@ -127,7 +127,7 @@ def test_statistics():
 
 def test_threefry_known_answers():
     # Random123's known-answer vectors for Threefry-2x32, 20 rounds.
-    from ftorch.random import _threefry2x32
+    from ftorch.primitives.sampling import _threefry2x32
 
     for k, c, expected in [((0, 0), (0, 0), (0x6B200159, 0x99BA4EFE)),
                            ((0xFFFFFFFF,) * 2, (0xFFFFFFFF,) * 2, (0x1CB996FC, 0xBB002BE7)),

@@ -15,10 +15,38 @@ semantics.
 from typing import Any
 
 from ftorch import tree
-from ftorch.lax.associative import associative_scan
-from ftorch.lax.conditionals import cond, switch
-from ftorch.lax.loops import fori_loop, map, scan, while_loop
-from ftorch.lax.parallel import (
+from ftorch.primitives import (
+    activations,
+    barrier,
+    conv,
+    creation,
+    decompositions,
+    elementwise,
+    fourier,
+    indexing,
+    linalg,
+    orthogonal,
+    reduction,
+    shape,
+    sorting,
+    special,
+)
+from ftorch.primitives.activations import *  # noqa: F403
+from ftorch.primitives.associative import associative_scan
+from ftorch.primitives.barrier import *  # noqa: F403
+from ftorch.primitives.barrier import optimization_barrier as _barrier
+from ftorch.primitives.conditionals import cond, switch
+from ftorch.primitives.conv import *  # noqa: F403
+from ftorch.primitives.creation import *  # noqa: F403
+from ftorch.primitives.decompositions import *  # noqa: F403
+from ftorch.primitives.elementwise import *  # noqa: F403
+from ftorch.primitives.elementwise import stop_gradient as _stop_gradient
+from ftorch.primitives.fourier import *  # noqa: F403
+from ftorch.primitives.indexing import *  # noqa: F403
+from ftorch.primitives.linalg import *  # noqa: F403
+from ftorch.primitives.loops import fori_loop, map, scan, while_loop
+from ftorch.primitives.orthogonal import *  # noqa: F403
+from ftorch.primitives.parallel import (
     all_gather,
     axis_index,
     pmax,
@@ -27,7 +55,9 @@ from ftorch.lax.parallel import (
     psum,
     psum_scatter,
 )
-from ftorch.lax.slicing import (
+from ftorch.primitives.reduction import *  # noqa: F403
+from ftorch.primitives.shape import *  # noqa: F403
+from ftorch.primitives.slicing import (
     dynamic_index_in_dim,
     dynamic_slice,
     dynamic_slice_in_dim,
@@ -36,11 +66,17 @@ from ftorch.lax.slicing import (
     dynamic_update_slice_in_dim,
     select,
 )
-from ftorch.numpy import stop_gradient as _stop_gradient_of_tree
-from ftorch.primitives import *  # noqa: F403  (the strict wrappers)
-from ftorch.primitives import __all__ as _primitive_ops
-from ftorch.primitives import optimization_barrier as _barrier
+from ftorch.primitives.sorting import *  # noqa: F403
+from ftorch.primitives.special import *  # noqa: F403
 from ftorch.transforms import _util
+
+# The strict wrapper of every primitive, family by family.
+_strict_wrappers = [
+    *creation.__all__, *elementwise.__all__, *reduction.__all__, *shape.__all__,
+    *indexing.__all__, *linalg.__all__, *barrier.__all__, *conv.__all__,
+    *decompositions.__all__, *orthogonal.__all__, *sorting.__all__, *fourier.__all__,
+    *special.__all__, *activations.__all__,
+]
 
 __all__ = [
     "cond", "switch", "while_loop", "fori_loop", "scan", "map", "associative_scan",
@@ -48,11 +84,19 @@ __all__ = [
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "select", "stop_gradient",
     "optimization_barrier", "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
     "axis_index",
-    *(name for name in _primitive_ops if name not in ("stop_gradient", "optimization_barrier")),
+    *(name for name in _strict_wrappers if name not in ("stop_gradient", "optimization_barrier")),
 ]
 
-# Over pytrees, as jax.lax.stop_gradient (the strict wrapper takes one array).
-stop_gradient = _stop_gradient_of_tree
+
+def stop_gradient(x: Any) -> Any:
+    """The identity whose derivative is zero, on every leaf of the pytree
+    ``x``, as ``jax.lax.stop_gradient``.
+
+    >>> import ftorch as ft, ftorch.lax as lax, mlx.core as mx
+    >>> ft.grad(lambda x: x * lax.stop_gradient(x))(mx.array(3.0)).item()
+    3.0
+    """
+    return tree.map(_stop_gradient, x)
 
 
 def optimization_barrier(operand: Any) -> Any:

@@ -22,7 +22,7 @@ import numpy as np
 
 import ftorch.primitives as lax
 from ftorch import numpy as fnp
-from ftorch.core import Primitive, is_floating
+from ftorch.core import is_floating
 from ftorch.dtypes import DTypeLike, to_mlx_dtype
 from ftorch.nn._conv import (
     avg_pool1d,
@@ -38,11 +38,11 @@ from ftorch.nn._conv import (
     max_pool2d,
 )
 from ftorch.numpy import logsumexp, tanh
-from ftorch.primitives import _cpu_math
-from ftorch.primitives._rules import derivative, vectorized
+from ftorch.primitives.activations import relu, sigmoid
 from ftorch.primitives.creation import static_int, static_number, static_size
-from ftorch.primitives.reduction import Axis, batch_normalized, normalize_axes, normalize_axis
+from ftorch.primitives.reduction import normalize_axes, normalize_axis
 from ftorch.random import _check_key, bernoulli
+from ftorch.typing import Axis
 
 __all__ = [
     "softmax", "log_softmax", "logsumexp", "sigmoid", "relu", "gelu", "silu", "softplus",
@@ -61,32 +61,6 @@ __all__ = [
 # ----------------------------------------------------------------------------
 # softmax, log_softmax
 # ----------------------------------------------------------------------------
-
-
-def _log_softmax_impl(x, axes):
-    # Shift by the max first: subtracting logsumexp(x) from a large x directly
-    # would round away the small normalizer.
-    shifted = x - mx.max(x, axis=axes, keepdims=True)
-    return shifted - mx.logsumexp(shifted, axis=axes, keepdims=True)
-
-
-# softmax_p lives with logsumexp, whose derivative it is.
-log_softmax_p = Primitive("log_softmax", _log_softmax_impl)
-
-
-@log_softmax_p.def_jvp
-def _log_softmax_jvp(primals, tangents, *, axes):
-    (x,), (t,) = primals, tangents
-    out = log_softmax_p.bind(x, axes=axes)
-    return out, lax.subtract(t, lax.sum(lax.multiply(t, lax.exp(out)), axes, True))
-
-
-@log_softmax_p.def_vjp
-def _log_softmax_vjp(ct, out, x, *, needed, axes):
-    return (lax.subtract(ct, lax.multiply(lax.exp(out), lax.sum(ct, axes, True))),)
-
-
-log_softmax_p.def_batch(batch_normalized(log_softmax_p))
 
 
 def _axes(x: Any, axis: Axis, fname: str) -> tuple[Any, tuple[int, ...]]:
@@ -118,98 +92,12 @@ def log_softmax(x: Any, axis: Axis = -1) -> Any:
     [-0.6931471824645996, -0.6931471824645996]
     """
     x, axes = _axes(x, axis, "log_softmax")
-    return log_softmax_p.bind(x, axes=axes)
+    return lax.log_softmax(x, axes)
 
 
 # ----------------------------------------------------------------------------
 # Elementwise activations
 # ----------------------------------------------------------------------------
-
-
-sigmoid_p = Primitive("sigmoid", mx.sigmoid)
-# The derivative comes from the output: y * (1 - y).
-derivative(sigmoid_p, lambda x, y: lax.multiply(y, lax.subtract(1, y)))
-vectorized(sigmoid_p)
-sigmoid_p.lowering = _cpu_math.fast_cpu(_cpu_math.sigmoid, mx.sigmoid)
-
-
-def sigmoid(x: Any) -> Any:
-    """The logistic function ``1 / (1 + exp(-x))``; its derivative comes from
-    the output, ``y * (1 - y)``.
-
-    >>> import ftorch.nn.functional as F, mlx.core as mx
-    >>> F.sigmoid(mx.array([0.0, 1000.0, -1000.0])).tolist()
-    [0.5, 1.0, 0.0]
-    """
-    return sigmoid_p.bind(x)
-
-
-relu_p = Primitive("relu", lambda x: mx.maximum(x, 0))
-# Multiplying by the mask is much faster than a select on MLX's CPU.
-derivative(relu_p, lambda x, y: lax.greater(x, 0))
-vectorized(relu_p)
-
-
-def relu(x: Any) -> Any:
-    """``max(x, 0)``; its derivative is taken as 0 at 0.
-
-    >>> import ftorch.nn.functional as F, mlx.core as mx
-    >>> F.relu(mx.array([-1.0, 0.0, 2.0])).tolist()
-    [0.0, 0.0, 2.0]
-    """
-    return relu_p.bind(x)
-
-
-_INV_SQRT2 = 1.0 / math.sqrt(2.0)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-_TANH_SCALE = math.sqrt(2.0 / math.pi)
-_TANH_CUBIC = 0.044715
-
-
-def _gelu_impl(x, approximate):
-    if approximate:
-        return 0.5 * x * (1 + mx.tanh(_TANH_SCALE * (x + _TANH_CUBIC * x**3)))
-    return x * (1 + mx.erf(x * _INV_SQRT2)) / 2
-
-
-def _gelu_cpu_math(x, approximate):
-    # jit's lowering in fused CPU kernels: _cpu_math's tanh and erf, and x * x * x
-    # (x**3 is a call to pow per element there).
-    if approximate:
-        return 0.5 * x * (1 + _cpu_math.tanh(_TANH_SCALE * (x + _TANH_CUBIC * (x * x * x))))
-    return x * (1 + _cpu_math.erf(x * _INV_SQRT2)) / 2
-
-
-gelu_p = Primitive("gelu", _gelu_impl)
-
-
-def _gelu_derivative(x, approximate):
-    mul, add = lax.multiply, lax.add
-    x2 = mul(x, x)
-    if approximate:
-        th = lax.tanh(mul(add(x, mul(mul(x2, x), _TANH_CUBIC)), _TANH_SCALE))
-        du = mul(add(mul(x2, 3 * _TANH_CUBIC), 1), _TANH_SCALE)
-        return add(mul(add(th, 1), 0.5),
-                   mul(mul(x, 0.5), mul(lax.subtract(1, mul(th, th)), du)))
-    # Phi(x) + x * phi(x)
-    return add(mul(add(lax.erf(mul(x, _INV_SQRT2)), 1), 0.5),
-               mul(x, mul(lax.exp(mul(x2, -0.5)), _INV_SQRT_2PI)))
-
-
-@gelu_p.def_jvp
-def _gelu_jvp(primals, tangents, *, approximate):
-    (x,), (t,) = primals, tangents
-    out = gelu_p.bind(x, approximate=approximate)
-    return out, lax.multiply(t, _gelu_derivative(x, approximate))
-
-
-@gelu_p.def_vjp
-def _gelu_vjp(ct, out, x, *, needed, approximate):
-    return (lax.multiply(ct, _gelu_derivative(x, approximate)),)
-
-
-vectorized(gelu_p)
-gelu_p.lowering = _cpu_math.fast_cpu(_gelu_cpu_math, _gelu_impl)
 
 
 def gelu(x: Any, approximate: bool = False) -> Any:
@@ -223,7 +111,7 @@ def gelu(x: Any, approximate: bool = False) -> Any:
     """
     if not isinstance(approximate, bool):
         raise TypeError(f"gelu: approximate must be True or False, got {approximate!r}")
-    return gelu_p.bind(x, approximate=approximate)
+    return lax.gelu(x, approximate)
 
 
 def silu(x: Any) -> Any:

@@ -17,7 +17,6 @@ constructors of ``ftorch.primitives.creation`` or to MLX.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import mlx.core as mx
@@ -27,7 +26,6 @@ import ftorch.primitives as lax
 from ftorch.core import Tracer, as_array, aval_of, is_floating
 from ftorch.dtypes import DTypeLike, to_mlx_dtype
 from ftorch.memory import check_fits
-from ftorch.numpy import _shape
 from ftorch.primitives.creation import (
     check_length,
     describe_value,
@@ -36,6 +34,7 @@ from ftorch.primitives.creation import (
     static_shape,
     static_size,
 )
+from ftorch.typing import ShapeLike
 
 __all__ = [
     "array", "asarray", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
@@ -53,7 +52,6 @@ bool_, complex64 = mx.bool_, mx.complex64
 pi, e, inf, nan = mx.pi, mx.e, mx.inf, mx.nan
 newaxis = None
 
-Shape = int | Sequence[int]
 
 
 def _dtype_or(dtype: Any, default: mx.Dtype | None, fname: str) -> mx.Dtype | None:
@@ -85,11 +83,23 @@ def asarray(x: Any, dtype: DTypeLike | None = None) -> Any:
             return x
         return lax.astype(x, dtype)
     if isinstance(x, (list, tuple)) and any(isinstance(v, Tracer) for v in x):
-        return asarray(_shape.stack([asarray(v) for v in x]), dtype)
+        return asarray(_stacked([asarray(v) for v in x]), dtype)
     return mx.array(x, dtype=dtype) if dtype is not None else as_array(x, "asarray: x")
 
 
 array = asarray
+
+
+def _stacked(values: list) -> Any:
+    """Arrays of one shape stacked on a new leading axis, in their common dtype."""
+    shape = tuple(values[0].shape)
+    for i, v in enumerate(values):
+        if tuple(v.shape) != shape:
+            raise ValueError(f"asarray: element {i} of the list has shape {tuple(v.shape)}, "
+                             f"expected {shape} (the first element's)")
+    dtype = result_type(*values)
+    return lax.concatenate([lax.expand_dims(lax.astype(v, dtype) if v.dtype != dtype else v, (0,))
+                            for v in values], 0)
 
 
 def _filled(make: Any, shape: Any, dtype: Any, fname: str) -> mx.array:
@@ -100,7 +110,7 @@ def _filled(make: Any, shape: Any, dtype: Any, fname: str) -> mx.array:
     return make(shape, dtype)
 
 
-def zeros(shape: Shape, dtype: DTypeLike | None = None) -> mx.array:
+def zeros(shape: ShapeLike, dtype: DTypeLike | None = None) -> mx.array:
     """An array of zeros (float32 unless ``dtype`` is given).
 
     >>> import ftorch.numpy as fnp
@@ -110,7 +120,7 @@ def zeros(shape: Shape, dtype: DTypeLike | None = None) -> mx.array:
     return _filled(mx.zeros, shape, dtype, "zeros")
 
 
-def ones(shape: Shape, dtype: DTypeLike | None = None) -> mx.array:
+def ones(shape: ShapeLike, dtype: DTypeLike | None = None) -> mx.array:
     """An array of ones (float32 unless ``dtype`` is given).
 
     >>> import ftorch.numpy as fnp
@@ -120,7 +130,7 @@ def ones(shape: Shape, dtype: DTypeLike | None = None) -> mx.array:
     return _filled(mx.ones, shape, dtype, "ones")
 
 
-def empty(shape: Shape, dtype: DTypeLike | None = None) -> mx.array:
+def empty(shape: ShapeLike, dtype: DTypeLike | None = None) -> mx.array:
     """An array of ``shape``: zeros, since MLX has no uninitialized arrays.
 
     >>> import ftorch.numpy as fnp
@@ -130,7 +140,7 @@ def empty(shape: Shape, dtype: DTypeLike | None = None) -> mx.array:
     return _filled(mx.zeros, shape, dtype, "empty")
 
 
-def full(shape: Shape, fill_value: Any, dtype: DTypeLike | None = None) -> Any:
+def full(shape: ShapeLike, fill_value: Any, dtype: DTypeLike | None = None) -> Any:
     """An array filled with ``fill_value`` (differentiable in ``fill_value``).
 
     >>> import ftorch.numpy as fnp
@@ -143,8 +153,19 @@ def full(shape: Shape, fill_value: Any, dtype: DTypeLike | None = None) -> Any:
 def _full(shape: tuple[int, ...], fill_value: Any, dtype: mx.Dtype | None, fname: str) -> Any:
     check_fits(shape, aval_of(fill_value).dtype if dtype is None else dtype, fname)
     if isinstance(fill_value, Tracer):  # broadcast by NumPy's rules, with its errors
-        return _shape.broadcast_to(asarray(fill_value, dtype), shape)
+        fill_value = asarray(fill_value, dtype)
+        if tuple(fill_value.shape) != shape:
+            check_broadcasts_to(tuple(fill_value.shape), shape, fname)
+            fill_value = lax.broadcast_to(fill_value, shape)
+        return fill_value
     return lax.full(shape, fill_value, dtype)
+
+
+def check_broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...], fname: str) -> None:
+    """An error naming ``fname`` unless ``shape`` broadcasts to ``target`` by NumPy's rules."""
+    if len(shape) > len(target) or any(
+            d != s and d != 1 for d, s in zip(shape[::-1], target[::-1])):
+        raise ValueError(f"{fname}: cannot broadcast shape {shape} to {target}")
 
 
 def _filled_like(make: Any, x: Any, dtype: Any, fname: str) -> mx.array:

@@ -22,9 +22,9 @@ from typing import Any
 import mlx.core as mx
 
 import ftorch.primitives as lax
-from ftorch import tree
 from ftorch.core import as_array, aval_of, is_complex
 from ftorch.dtypes import DTypeLike, to_mlx_dtype
+from ftorch.lax import stop_gradient
 from ftorch.primitives.elementwise import (
     abs,
     add,
@@ -150,16 +150,6 @@ def astype(x: Any, dtype: DTypeLike) -> Any:
     mlx.core.float32
     """
     return lax.astype(x, to_mlx_dtype(dtype, "astype: dtype"))
-
-
-def stop_gradient(x: Any) -> Any:
-    """The identity whose derivative is zero; applies to every leaf of a pytree.
-
-    >>> import ftorch as ft, mlx.core as mx
-    >>> ft.grad(lambda x: x * ft.stop_gradient(x))(mx.array(3.0)).item()
-    3.0
-    """
-    return tree.map(lax.stop_gradient, x)
 
 
 # ----------------------------------------------------------------------------

@@ -20,7 +20,8 @@ import mlx.core as mx
 import ftorch.primitives as lax
 from ftorch.core import Tracer, aval_of, is_floating
 from ftorch.numpy import _creation, _elementwise, _shape
-from ftorch.primitives.linalg import LETTERS, Shape, canonical_subscripts, matmul_subscripts
+from ftorch.primitives.linalg import LETTERS, canonical_subscripts, matmul_subscripts
+from ftorch.typing import Shape
 
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "cross"]
 

@@ -29,7 +29,8 @@ import ftorch.primitives as lax
 from ftorch.core import Tracer, is_complex, is_floating, is_inexact
 from ftorch.dtypes import DTypeLike, to_mlx_dtype
 from ftorch.numpy import _creation, _elementwise, _shape
-from ftorch.primitives.reduction import Axis, kept_shape, normalize_axes, normalize_axis
+from ftorch.primitives.reduction import kept_shape, normalize_axes, normalize_axis
+from ftorch.typing import Axis
 
 __all__ = [
     "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "all", "any",

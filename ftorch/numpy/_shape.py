@@ -306,10 +306,7 @@ def broadcast_to(x: Any, shape: int | Sequence[int]) -> Any:
     """
     x = _creation.asarray(x)
     shape = static_shape(shape, "broadcast_to")
-    xs = tuple(x.shape)
-    if len(xs) > len(shape) or any(
-            d != s and d != 1 for d, s in zip(xs[::-1], shape[::-1])):
-        raise ValueError(f"broadcast_to: cannot broadcast shape {xs} to {shape}")
+    _creation.check_broadcasts_to(tuple(x.shape), shape, "broadcast_to")
     return lax.broadcast_to(x, shape)
 
 

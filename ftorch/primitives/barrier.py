@@ -32,8 +32,8 @@ def optimization_barrier(*operands: Any) -> list:
     """The operands, unchanged, behind a barrier (strict wrapper: arrays in,
     a list out; ``ftorch.lax.optimization_barrier`` takes a pytree).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
-    >>> [v.item() for v in lax.optimization_barrier(mx.array(1.0), mx.array(2))]
+    >>> import ftorch.primitives.barrier as barrier, mlx.core as mx
+    >>> [v.item() for v in barrier.optimization_barrier(mx.array(1.0), mx.array(2))]
     [1.0, 2]
     """
     return optimization_barrier_p.bind(*operands)

@@ -45,7 +45,7 @@ row-major order, as JAX's ``select_and_scatter``): ``max_pool_gather(t, x)``
 reads ``t`` there (the JVP) and ``max_pool_scatter(ct, x)`` adds each
 window's cotangent there (the VJP); the two are each other's transpose.
 
->>> import ftorch.primitives as lax, mlx.core as mx
+>>> import ftorch.lax as lax, mlx.core as mx
 >>> x, w = mx.ones((1, 5, 2)), mx.ones((3, 3, 2))
 >>> lax.conv_general(x, w, (1,), ((1,), (1,)), (1,), (1,), 1, False).shape
 (1, 5, 3)
@@ -65,10 +65,10 @@ import ftorch.primitives as lax
 from ftorch.core import Primitive, aval_of, is_floating, mlx_at
 from ftorch.primitives._rules import add_tangents, linear, move_bdim, shape_of, tangent_to
 from ftorch.primitives.linalg import canonical_subscripts
+from ftorch.typing import Shape
 
 __all__ = ["conv_general", "max_pool", "avg_pool", "max_pool_gather", "max_pool_scatter"]
 
-Shape = tuple[int, ...]
 Ints = tuple[int, ...]
 Padding = tuple[Ints, Ints]  # (lo per spatial axis, hi per spatial axis)
 Pairs = tuple[tuple[int, int], ...]  # (lo, hi) per spatial axis
@@ -171,7 +171,7 @@ def conv_general(x: Any, w: Any, stride: Ints, padding: Padding, kernel_dilation
     axis (``padding`` as ``(lo, hi)`` tuples); a negative padding crops the
     dilated input. The kernel must fit (at least one output position).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> x = mx.array([1.0, 2.0, 3.0]).reshape(1, 3, 1)
     >>> y = lax.conv_general(x, mx.ones((1, 2, 1)), (1,), ((-1,), (0,)), (1,), (2,), 1, False)
     >>> y.ravel().tolist()  # pairs in [0, 2, 0, 3]: x dilated to [1, 0, 2, 0, 3], cropped
@@ -416,7 +416,7 @@ def avg_pool(x: Any, window: Ints, stride: Ints, padding: Pairs) -> Any:
     with ``(lo, hi)`` zeros per spatial axis, at steps of ``stride``; a
     window's padding counts in its size (``mlx.nn.AvgPool*``).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> x = mx.arange(4.0).reshape(1, 4, 1)
     >>> lax.avg_pool(x, (2,), (2,), ((1, 1),)).ravel().tolist()
     [0.0, 1.5, 1.5]
@@ -513,7 +513,7 @@ def max_pool(x: Any, window: Ints, stride: Ints, padding: Pairs) -> Any:
     ``stride`` (``mlx.nn.MaxPool*``). Its derivative goes to each window's
     first maximum.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> x = mx.array([3.0, 1.0, 2.0]).reshape(1, 3, 1)
     >>> lax.max_pool(x, (2,), (1,), ((1, 0),)).ravel().tolist()
     [3.0, 3.0, 2.0]
@@ -525,7 +525,7 @@ def max_pool_gather(t: Any, x: Any, window: Ints, stride: Ints, padding: Pairs) 
     """``t`` (shaped as ``x``) read where each window of ``x`` (as ``max_pool``
     takes them) has its first maximum: the JVP of ``max_pool``.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> x, t = mx.array([[[1.0], [3.0], [3.0]]]), mx.array([[[10.0], [20.0], [30.0]]])
     >>> lax.max_pool_gather(t, x, (3,), (1,), ((0, 0),)).ravel().tolist()
     [20.0]
@@ -537,7 +537,7 @@ def max_pool_scatter(ct: Any, x: Any, window: Ints, stride: Ints, padding: Pairs
     """Zeros shaped as ``x`` with each window's ``ct`` added where that window of
     ``x`` has its first maximum: the VJP of ``max_pool``.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> x = mx.array([[[1.0], [3.0], [2.0]]])
     >>> lax.max_pool_scatter(mx.ones((1, 2, 1)), x, (2,), (1,), ((0, 0),)).ravel().tolist()
     [0.0, 2.0, 0.0]

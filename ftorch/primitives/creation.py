@@ -16,7 +16,7 @@ Shapes and sizes must be Python ints when an op runs (``static_shape``,
 ``ConcretizationError``) naming the op and the argument. An array too large
 for the device is a ``MemoryError`` (``ftorch.memory``).
 
->>> import ftorch.primitives as lax, mlx.core as mx
+>>> import ftorch.lax as lax, mlx.core as mx
 >>> lax.full((2,), 7.0, mx.float32).tolist(), lax.zeros_like(mx.ones(2, mx.int32)).tolist()
 ([7.0, 7.0], [0, 0])
 """

@@ -40,7 +40,7 @@ the triangle for ``a``. The JVP of ``lu`` is ``dL = L tril(Y, -1)``,
 adjugate, computed from the LU factors so that it is right at singular
 matrices too (rank ``n - 1``: a rank-one adjugate; lower rank: zero).
 
->>> import ftorch.primitives as lax, mlx.core as mx
+>>> import ftorch.lax as lax, mlx.core as mx
 >>> lax.cholesky(mx.array([[4.0, 2.0], [2.0, 3.0]])).tolist()[0]
 [2.0, 0.0]
 >>> round(lax.det(mx.array([[1.0, 2.0], [3.0, 4.0]])).item(), 4)
@@ -102,7 +102,7 @@ def cholesky(a: Any) -> Any:
     """The lower Cholesky factor of the matrices ``a`` (..., n, n), reading
     their lower triangle only; NaN where the matrix is not positive definite.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.cholesky(mx.array([[4.0, 2.0], [2.0, 3.0]])).tolist()[1][0]
     1.0
     """
@@ -199,7 +199,7 @@ def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = F
     ``a``, transposed if ``transpose_a``, with ones on its diagonal if
     ``unit_diagonal``. Defaults as ``jax.lax.linalg.triangular_solve``.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> a = mx.array([[2.0, 0.0], [1.0, 1.0]])
     >>> lax.triangular_solve(a, mx.array([[2.0], [3.0]]), left_side=True, lower=True).tolist()
     [[1.0], [2.0]]
@@ -284,7 +284,7 @@ def triangular_inverse(a: Any, *, lower: bool = False, unit_diagonal: bool = Fal
     inverse times ``b``; ``jit`` turns solves against one matrix into
     products with its one inverse.)
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.triangular_inverse(mx.array([[2.0, 0.0], [1.0, 4.0]]), lower=True).tolist()
     [[0.5, 0.0], [-0.125, 0.25]]
     """
@@ -352,7 +352,7 @@ def lu_pivots_to_permutation(pivots: Any, permutation_size: int) -> Any:
     ``i`` and ``pivots[..., i]`` in turn (LAPACK's ``ipiv``, 0-based), as
     ``jax.lax.linalg.lu_pivots_to_permutation``.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.lu_pivots_to_permutation(mx.array([2, 2, 2], dtype=mx.int32), 3).tolist()
     [2, 0, 1]
     """
@@ -407,7 +407,7 @@ def lu(a: Any) -> list[Any]:
     such that ``a[..., permutation, :] = L @ U``. A singular matrix is
     factored with zeros on ``U``'s diagonal, without error.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lu, pivots, permutation = lax.lu(mx.array([[1.0, 2.0], [4.0, 4.0]]))
     >>> lu.tolist(), pivots.tolist(), permutation.tolist()
     ([[4.0, 4.0], [0.25, 1.0]], [1, 1], [1, 0])
@@ -523,7 +523,7 @@ def solve(a: Any, b: Any) -> Any:
     partial pivoting; NaN where ``a`` is singular (MLX's own
     ``mx.linalg.solve`` raises there).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.solve(mx.array([[2.0, 0.0], [1.0, 1.0]]), mx.array([[2.0], [3.0]])).tolist()
     [[1.0], [2.0]]
     """
@@ -536,7 +536,7 @@ def lu_solve(lu_: Any, permutation: Any, b: Any, *, transpose: bool = False) -> 
     the same batch dimensions: two triangular solves and a row permutation,
     each a differentiable primitive.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lu, _, perm = lax.lu(mx.array([[0.0, 1.0], [2.0, 0.0]]))
     >>> lax.decompositions.lu_solve(lu, perm, mx.array([[1.0], [4.0]])).tolist()
     [[2.0], [1.0]]
@@ -619,7 +619,7 @@ def det(a: Any) -> Any:
     decomposition (1 for 0 x 0 matrices). Its derivative is the transposed
     adjugate, right at singular matrices too (as JAX's).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.det(mx.array([[2.0, 1.0], [1.0, 3.0]])).item()
     5.0
     """
@@ -636,7 +636,7 @@ def adjugate(a: Any) -> Any:
     matrix with a one at ``(k, k)`` and ``d`` the product of its diagonal;
     with more, it is zero. Written with primitives, so it is differentiable.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.decompositions.adjugate(mx.array([[1.0, 2.0], [2.0, 4.0]])).tolist()
     [[4.0, -2.0], [-2.0, 1.0]]
     """

@@ -15,7 +15,7 @@ the output ``y``), from which both the JVP (``t * f'(x)``) and the VJP
 cotangent back to each input's shape (``unbroadcast``), and compute none for
 an operand that needs none (``needed``: a constant, data, a Python scalar).
 
->>> import ftorch.primitives as lax, mlx.core as mx
+>>> import ftorch.lax as lax, mlx.core as mx
 >>> lax.multiply(lax.exp(mx.zeros(2)), 3.0).tolist()
 [3.0, 3.0]
 """
@@ -64,7 +64,7 @@ def _unary_doc(name: str, example: str) -> str:
     return (
         f"Elementwise ``{name}``, as ``numpy.{name}`` (``ftorch.numpy.{name}`` is this\n"
         f"    function).\n\n"
-        f"    >>> import ftorch.primitives as lax, mlx.core as mx\n"
+        f"    >>> import ftorch.lax as lax, mlx.core as mx\n"
         f"    >>> lax.{name}(mx.array([{example}])).shape\n"
         f"    (1,)\n"
     )
@@ -246,7 +246,7 @@ def round(x: Any, decimals: int = 0) -> Any:
     """Round to ``decimals`` places (half to even), as ``numpy.round``
     (``ftorch.numpy.round`` is this function).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.round(mx.array([0.5, 1.5, 2.7])).tolist()
     [0.0, 2.0, 3.0]
     """
@@ -263,7 +263,7 @@ def _binary_doc(name: str) -> str:
     return (
         f"Elementwise ``{name}`` with NumPy broadcasting, as ``numpy.{name}``\n"
         f"    (``ftorch.numpy.{name}`` is this function).\n\n"
-        f"    >>> import ftorch.primitives as lax, mlx.core as mx\n"
+        f"    >>> import ftorch.lax as lax, mlx.core as mx\n"
         f"    >>> lax.{name}(mx.array({args}).shape\n"
         f"    (2,)\n"
     )
@@ -545,7 +545,7 @@ def where(condition: Any, x: Any, y: Any) -> Any:
     """``x`` where ``condition`` holds, else ``y`` (all three broadcast);
     ``ftorch.numpy.where`` is this function.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.where(mx.array([True, False]), 1.0, 2.0).tolist()
     [1.0, 2.0]
     """
@@ -577,7 +577,7 @@ def astype(x: Any, dtype: mx.Dtype) -> Any:
     complex to real keeps the real part). ``ftorch.numpy.astype``
     also takes other spellings of a dtype.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.astype(mx.array([1.7]), mx.int32).tolist()
     [1]
     """
@@ -629,7 +629,7 @@ def real(x: Any) -> Any:
     """The real part of a complex64 array, as float32 (``ftorch.numpy.real``
     also takes real arrays).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.real(mx.array([1 + 2j])).tolist()
     [1.0]
     """
@@ -646,7 +646,7 @@ def imag(x: Any) -> Any:
     """The imaginary part of a complex64 array, as float32
     (``ftorch.numpy.imag`` also takes real arrays).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.imag(mx.array([1 + 2j])).tolist()
     [2.0]
     """
@@ -663,7 +663,7 @@ def conj(x: Any) -> Any:
     """The complex conjugate of a complex64 array (``ftorch.numpy.conj`` also
     takes real arrays).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.conj(mx.array([1 + 2j])).tolist()
     [(1-2j)]
     """
@@ -703,7 +703,7 @@ def complex(re: Any, im: Any) -> Any:
     as they are. MLX has no complex128, so float64 parts are refused: cast
     them to float32 first.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.complex(mx.array([1.0, 2.0]), mx.array(3.0)).tolist()
     [(1+3j), (2+3j)]
     """

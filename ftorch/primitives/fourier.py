@@ -24,7 +24,7 @@ input) transposes to ``real(fft(zero-pad(ct)))``; ``"irfft"`` (which counts
 each bin but the zero-frequency and Nyquist ones twice) transposes to
 ``m * ifft(ct)[..., :n // 2 + 1]`` with ``m`` 1 at those bins and 2 elsewhere.
 
->>> import ftorch.primitives as lax, mlx.core as mx
+>>> import ftorch.lax as lax, mlx.core as mx
 >>> lax.real(lax.fft(mx.array([1.0, 2.0, 3.0, 4.0]), "rfft", (4,))).tolist()
 [10.0, -2.0, -2.0]
 """
@@ -111,7 +111,7 @@ def fft(x: Any, fft_type: str, fft_lengths: tuple[int, ...]) -> Any:
     ``x`` is complex64, or float32 for ``"rfft"``; ``ftorch.numpy.fft``
     converts other dtypes, pads, crops and normalises.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.fft(mx.array([1 + 0j, 1j]), "fft", (2,)).tolist()
     [(1+1j), (1-1j)]
     """

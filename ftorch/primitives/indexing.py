@@ -28,7 +28,7 @@ the all-array spec that ``grid_index`` makes. Parsing index expressions and
 JAX's modes for out-of-range entries are ``ftorch.numpy``'s
 (``ftorch/numpy/_indexing.py``), built on these.
 
->>> import ftorch.primitives as lax, mlx.core as mx
+>>> import ftorch.lax as lax, mlx.core as mx
 >>> lax.gather(mx.arange(5), mx.array([4, 0]), spec=("a",)).tolist()
 [4, 0]
 >>> lax.scatter_add(mx.zeros(3), mx.array(1.0), mx.array([0, 0]), spec=("a",)).tolist()

@@ -17,7 +17,7 @@ label repeats within that operand). Matmul is an einsum too, so its VJP is
 the einsum VJP, which sums broadcast batch dimensions away inside the same
 contraction instead of materializing them.
 
->>> import ftorch.primitives as lax, mlx.core as mx
+>>> import ftorch.lax as lax, mlx.core as mx
 >>> lax.einsum("ab,bc->ac", mx.ones((2, 3)), mx.ones((3, 4))).shape
 (2, 4)
 """
@@ -34,11 +34,11 @@ import mlx.core as mx
 import ftorch.primitives as lax
 from ftorch.core import Primitive, aval_of
 from ftorch.primitives._rules import add_tangents, shape_of, tangent_to, unbroadcast
+from ftorch.typing import Shape
 
 __all__ = ["matmul", "einsum"]
 
 LETTERS = string.ascii_letters  # the labels an einsum string can use
-Shape = tuple[int, ...]
 
 
 # ----------------------------------------------------------------------------
@@ -154,7 +154,7 @@ def einsum(subscripts: str, *operands: Any) -> Any:
     (``"ab,bc->ac"``: an explicit output, no ellipsis, letters in order of
     first appearance, one size per label); an identity returns its operand.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.einsum("aa->", mx.eye(3)).item()
     3.0
     """
@@ -317,7 +317,7 @@ def matmul(a: Any, b: Any) -> Any:
     """The matrix product of arrays ``a`` and ``b`` with NumPy's rules (a 1-d
     operand is a vector, batch dimensions broadcast), in MLX's promoted dtype.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.matmul(mx.ones((5, 2, 3)), mx.ones((3, 4))).shape
     (5, 2, 4)
     """

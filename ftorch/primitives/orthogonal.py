@@ -80,7 +80,7 @@ shape ``a.shape[:-2]``, not differentiated). Its derivative is Golub and
 Pereyra's formula, exact wherever the rank is locally constant, including
 rank-deficient matrices.
 
->>> import ftorch.primitives as lax, mlx.core as mx
+>>> import ftorch.lax as lax, mlx.core as mx
 >>> lax.eigvalsh(mx.array([[2.0, 1.0], [1.0, 2.0]])).tolist()
 [1.0, 3.0]
 """
@@ -228,7 +228,7 @@ def qr(a: Any, *, full_matrices: bool = True) -> list:
     (..., m, n) with ``full_matrices``, else ``q`` (..., m, k) with
     orthonormal columns and ``r`` (..., k, n), k = min(m, n).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> q, r = lax.qr(mx.array([[3.0, 1.0], [4.0, 2.0]]))
     >>> round(abs(r[0, 0].item()), 4)
     5.0
@@ -338,7 +338,7 @@ def eigh(a: Any, *, lower: bool = True, symmetrize_input: bool = True) -> list:
     matrices ``a`` (..., n, n): ``(a + a^T) / 2`` with ``symmetrize_input``,
     else the matrices whose ``lower`` (else upper) triangle is ``a``'s.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> v, w = lax.eigh(mx.array([[2.0, 0.0], [0.0, 1.0]]))
     >>> w.tolist(), abs(v[1, 0].item())
     ([1.0, 2.0], 1.0)
@@ -353,7 +353,7 @@ def eigvalsh(a: Any, *, lower: bool = True, symmetrize_input: bool = True) -> An
     """The ascending eigenvalues (..., n) of the symmetric matrices ``a``
     (..., n, n) (``lower`` and ``symmetrize_input`` as in ``eigh``).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.eigvalsh(mx.array([[2.0, 9.0], [1.0, 2.0]]), symmetrize_input=False).tolist()
     [1.0, 3.0]
     """
@@ -448,7 +448,7 @@ def svd(a: Any, *, full_matrices: bool = True, compute_uv: bool = True) -> list:
     ``full_matrices``, else (..., m, k) and (..., k, n); ``[s]`` without
     ``compute_uv``. NaN factors for a matrix with a NaN or an infinity.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.svd(mx.array([[0.0, 2.0], [1.0, 0.0]]), compute_uv=False)[0].tolist()
     [2.0, 1.0]
     """
@@ -562,7 +562,7 @@ def pinv(a: Any, rtol: Any) -> Any:
     (..., m, n), dropping singular values at most ``rtol * max(s)``
     (``rtol`` of shape ``a.shape[:-2]`` and ``a``'s dtype).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.pinv(mx.array([[2.0, 0.0], [0.0, 0.0]]), mx.array(1e-6)).tolist()
     [[0.5, 0.0], [0.0, 0.0]]
     """

@@ -12,7 +12,7 @@ reduced axes back as length-1 axes, so that it broadcasts against the input.
 built from exclusive cumulative products and a linear-recurrence scan, so
 they stay exact when the input has zeros.
 
->>> import ftorch.primitives as lax, mlx.core as mx
+>>> import ftorch.lax as lax, mlx.core as mx
 >>> lax.sum(mx.ones((2, 3)), (1,)).tolist()
 [3.0, 3.0]
 """
@@ -22,7 +22,6 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-from collections.abc import Sequence
 from typing import Any
 
 import mlx.core as mx
@@ -30,13 +29,13 @@ import mlx.core as mx
 import ftorch.primitives as lax
 from ftorch.core import Primitive, is_floating
 from ftorch.primitives._rules import linear, nondifferentiable, reducer, shape_of
+from ftorch.typing import Axis
 
 __all__ = [
     "sum", "mean", "prod", "max", "min", "all", "any", "logsumexp", "var", "std",
     "argmax", "argmin", "cumsum", "cumprod", "softmax",
 ]
 
-Axis = int | Sequence[int] | None
 Axes = tuple[int, ...]
 
 

@@ -15,7 +15,7 @@ All but ``pad`` are linear in their operand: a JVP applies the op to the
 tangent, and a VJP is the transposed op (the inverse permutation, a
 sum back to the unbroadcast shape, a slice of the padded cotangent...).
 
->>> import ftorch.primitives as lax, mlx.core as mx
+>>> import ftorch.lax as lax, mlx.core as mx
 >>> lax.moveaxis(lax.reshape(mx.arange(6), (2, 3)), 0, 1).shape
 (3, 2)
 """
@@ -31,13 +31,13 @@ import ftorch.primitives as lax
 from ftorch.core import Primitive, aval_of, is_inexact, mlx_at, mlx_getitem
 from ftorch.memory import check_fits
 from ftorch.primitives._rules import linear, move_bdim, shape_of, unbroadcast
+from ftorch.typing import Shape
 
 __all__ = [
     "reshape", "transpose", "broadcast_to", "static_slice", "slice_transpose",
     "concatenate", "split", "pad", "roll", "expand_dims", "squeeze", "moveaxis",
 ]
 
-Shape = tuple[int, ...]
 Slices = tuple[tuple[int | None, int | None, int | None], ...]
 
 
@@ -198,7 +198,7 @@ def static_slice(x: Any, slices: Sequence[slice]) -> Any:
     """``x[slices]`` for a tuple of Python slices over the leading axes
     (``x`` itself when they select everything).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.static_slice(mx.arange(6), (slice(None, None, -2),)).tolist()
     [5, 3, 1]
     """

@@ -23,7 +23,7 @@ permutation itself comes from the non-differentiable ``argsort``.
   order (PyTorch's ``cummax`` indices make the same choice; JAX splits
   differently). NaNs propagate, and a NaN holds the extreme after it.
 
->>> import ftorch.primitives as lax, mlx.core as mx
+>>> import ftorch.lax as lax, mlx.core as mx
 >>> lax.sort(mx.array([3.0, 1.0, 2.0])).tolist()
 [1.0, 2.0, 3.0]
 >>> [a.tolist() for a in lax.top_k(mx.array([1.0, 5.0, 3.0]), 2)]
@@ -125,7 +125,7 @@ def argsort(x: Any, axis: int, descending: bool = False) -> Any:
     ``axis``: ascending with NaNs last, or ``descending`` with NaNs first;
     equal entries keep their order either way.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.argsort(mx.array([2.0, 1.0, 2.0, 0.0]), 0, descending=True).tolist()
     [0, 2, 1, 3]
     """
@@ -179,7 +179,7 @@ def sort(operand: Any | Sequence[Any], dimension: int = -1, is_stable: bool = Tr
     signature); NaNs sort last. The derivative permutes the tangent the same
     way.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> keys, vals = lax.sort((mx.array([2, 1, 2]), mx.array([0.0, 1.0, 2.0])))
     >>> keys.tolist(), vals.tolist()
     ([1, 2, 2], [1.0, 0.0, 2.0])
@@ -208,7 +208,7 @@ def sort_key_val(keys: Any, values: Any, dimension: int = -1,
     """``keys`` sorted along ``dimension``, and ``values`` permuted the same
     way, as ``jax.lax.sort_key_val``.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.sort_key_val(mx.array([3, 1, 2]), mx.array([30.0, 10.0, 20.0]))[1].tolist()
     [10.0, 20.0, 30.0]
     """
@@ -261,7 +261,7 @@ def top_k(operand: Any, k: int) -> tuple[Any, Any]:
     Ties go to the lower index; NaN counts as the largest value. The
     derivative flows to the selected entries.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> values, indices = lax.top_k(mx.array([[1.0, 4.0, 4.0, 2.0]]), 3)
     >>> values.tolist(), indices.tolist()
     ([[4.0, 4.0, 2.0]], [[1, 2, 3]])
@@ -334,7 +334,7 @@ def cummax(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     ``jax.lax.cummax``. Each output's derivative goes to the input holding
     the running maximum there; at ties, the latest one in scan order.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.cummax(mx.array([1.0, 3.0, 2.0, 4.0])).tolist()
     [1.0, 3.0, 3.0, 4.0]
     """
@@ -345,7 +345,7 @@ def cummin(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     """The running minimum along ``axis`` (from the end when ``reverse``), as
     ``jax.lax.cummin``; derivatives as ``cummax``.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.cummin(mx.array([3.0, 1.0, 2.0]), reverse=True).tolist()
     [1.0, 1.0, 2.0]
     """

@@ -44,7 +44,7 @@ derivative: ``digamma``, ``polygamma(1, x)``, ``polygamma(n + 1, x)``,
 ``sqrt(2 pi) e^{ndtri(p)^2 / 2}`` and ``(cos(pi x) - sinc(x)) / x`` (its
 Taylor series near 0, so every order is right at 0).
 
->>> import ftorch.primitives as lax, mlx.core as mx
+>>> import ftorch.lax as lax, mlx.core as mx
 >>> [round(v, 6) for v in lax.lgamma(mx.array([0.5, 3.0])).tolist()]
 [0.572365, 0.693147]
 """
@@ -200,7 +200,7 @@ def lgamma(x: Any) -> Any:
     """``log|Gamma(x)|`` of a floating array, as ``jax.lax.lgamma`` (``+inf``
     at the poles ``0, -1, -2, ...`` and at ``-inf``).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> [round(v, 6) for v in lax.lgamma(mx.array([1.0, -0.5, 10.0])).tolist()]
     [0.0, 1.265512, 12.801827]
     """
@@ -251,7 +251,7 @@ def digamma(x: Any) -> Any:
     """The digamma function ``psi(x) = d/dx log Gamma(x)`` of a floating
     array, as ``jax.lax.digamma`` (NaN at the poles ``0, -1, -2, ...``).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> [round(v, 6) for v in lax.digamma(mx.array([1.0, 0.5, -0.5])).tolist()]
     [-0.577216, -1.963511, 0.03649]
     """
@@ -334,7 +334,7 @@ def polygamma(n: int, x: Any) -> Any:
     ``digamma(x)``). Unlike ``jax.lax.polygamma``, ``n`` is a static
     parameter: ``ftorch.scipy.special.polygamma`` also takes concrete arrays.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> [round(v, 6) for v in lax.polygamma(1, mx.array([1.0, -0.5])).tolist()]
     [1.644934, 8.934802]
     """
@@ -392,7 +392,7 @@ def bessel_i0e(x: Any) -> Any:
     """``exp(-|x|) I0(x)``, the exponentially scaled modified Bessel function
     of order 0, as ``jax.lax.bessel_i0e``.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> [round(v, 6) for v in lax.bessel_i0e(mx.array([0.0, 1.0, -1.0])).tolist()]
     [1.0, 0.46576, 0.46576]
     """
@@ -416,7 +416,7 @@ def bessel_i1e(x: Any) -> Any:
     """``exp(-|x|) I1(x)``, the exponentially scaled modified Bessel function
     of order 1, as ``jax.lax.bessel_i1e`` (odd in ``x``).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> [round(v, 6) for v in lax.bessel_i1e(mx.array([0.0, 1.0, -1.0])).tolist()]
     [0.0, 0.20791, -0.20791]
     """
@@ -479,7 +479,7 @@ def erfc(x: Any) -> Any:
     computed without the subtraction (accurate where ``erfc`` is tiny), as
     ``jax.lax.erfc``.
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> [f"{v:.6e}" for v in lax.erfc(mx.array([0.0, 5.0], dtype=mx.float64)).tolist()]
     ['1.000000e+00', '1.537460e-12']
     """
@@ -519,7 +519,7 @@ def log_ndtr(x: Any) -> Any:
     """``log`` of the standard normal CDF of a floating array, accurate in
     both tails (``-x^2/2 - ...`` far below 0, ``-ndtr(-x)`` far above).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> [round(v, 4) for v in lax.log_ndtr(mx.array([-40.0, 0.0], dtype=mx.float64)).tolist()]
     [-804.6084, -0.6931]
     """
@@ -572,7 +572,7 @@ def ndtri(p: Any) -> Any:
     """The inverse of the standard normal CDF of a floating array of
     probabilities (``-inf`` at 0, ``inf`` at 1, NaN outside [0, 1]).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> [round(v, 6) for v in lax.ndtri(mx.array([0.5, 0.975, 1e-300], dtype=mx.float64)).tolist()]
     [0.0, 1.959964, -37.047096]
     """
@@ -623,7 +623,7 @@ def sinc(x: Any) -> Any:
     array, 1 at 0 (``numpy.sinc``); its derivatives at 0 are those of the
     Taylor series (0, ``-pi^2/3``, ...).
 
-    >>> import ftorch.primitives as lax, mlx.core as mx
+    >>> import ftorch.lax as lax, mlx.core as mx
     >>> [round(v, 6) for v in lax.sinc(mx.array([0.0, 0.5, 1.0])).tolist()]
     [1.0, 0.63662, 0.0]
     """

@@ -34,10 +34,10 @@ import ftorch.primitives as lax
 from ftorch import numpy as fnp
 from ftorch.core import Tracer, aval_of, is_floating
 from ftorch.custom import custom_jvp
-from ftorch.nn import functional as _nnf
 from ftorch.numpy._creation import asarray, result_type
 from ftorch.numpy._elementwise import sinc  # (numpy.sinc; also here for SciPy-style code)
-from ftorch.primitives.reduction import Axis, normalize_axes
+from ftorch.primitives.reduction import normalize_axes
+from ftorch.typing import Axis
 
 __all__ = [
     "gammaln", "gamma", "gammasgn", "digamma", "polygamma", "betaln", "beta", "multigammaln",
@@ -423,7 +423,7 @@ def expit(x: Any) -> Any:
     [0.5]
     """
     (x,) = _inexact("expit", x)
-    return _nnf.sigmoid(x)
+    return lax.sigmoid(x)
 
 
 def softplus(x: Any) -> Any:
@@ -650,7 +650,7 @@ def softmax(x: Any, axis: Axis = None) -> Any:
     [[0.25, 0.25], [0.25, 0.25]]
     """
     (x,) = _inexact("softmax", x)
-    return _nnf.softmax(x, axis)
+    return lax.softmax(x, normalize_axes(axis, x.ndim, "softmax"))
 
 
 def log_softmax(x: Any, axis: Axis = None) -> Any:
@@ -662,4 +662,4 @@ def log_softmax(x: Any, axis: Axis = None) -> Any:
     [-0.693147, -0.693147]
     """
     (x,) = _inexact("log_softmax", x)
-    return _nnf.log_softmax(x, axis)
+    return lax.log_softmax(x, normalize_axes(axis, x.ndim, "log_softmax"))

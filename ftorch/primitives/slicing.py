@@ -26,8 +26,7 @@ import mlx.core as mx
 import numpy as np
 
 import ftorch.primitives as lax
-from ftorch import numpy as fnp
-from ftorch.core import Primitive, Tracer, aval_of
+from ftorch.core import Primitive, Tracer, as_array, aval_of
 from ftorch.primitives._rules import move_bdim, shape_of
 from ftorch.primitives.creation import static_int
 from ftorch.primitives.indexing import ARRAY
@@ -219,10 +218,13 @@ def _clamped(start: Any, dim: int, size: int, wrap: bool) -> Any:
             start += dim
         return mx.array(min(max(start, 0), dim - size), mx.int32)
     if start.dtype not in _WIDE:
-        start = fnp.astype(start, mx.int32)
+        start = lax.astype(start, mx.int32)
     if wrap and not mx.issubdtype(start.dtype, mx.unsignedinteger):
-        start = fnp.where(fnp.less(start, 0), fnp.add(start, dim), start)
-    return fnp.astype(fnp.clip(start, 0, dim - size), mx.int32)
+        start = lax.where(lax.less(start, mx.array(0, start.dtype)),
+                          lax.add(start, mx.array(dim, start.dtype)), start)
+    start = lax.minimum(lax.maximum(start, mx.array(0, start.dtype)),
+                        mx.array(dim - size, start.dtype))
+    return lax.astype(start, mx.int32)
 
 
 def _starts(shape: tuple[int, ...], start_indices: Any, sizes: Sequence[int],
@@ -274,7 +276,7 @@ def dynamic_slice(operand: Any, start_indices: Any, slice_sizes: Sequence[int], 
     [[6, 7], [10, 11]]
     """
     fname = "dynamic_slice"
-    operand = fnp.asarray(operand)
+    operand = as_array(operand, f"{fname}: operand")
     shape = tuple(operand.shape)
     sizes = _sizes(slice_sizes, fname)
     if len(sizes) != len(shape):
@@ -307,7 +309,7 @@ def dynamic_update_slice(operand: Any, update: Any, start_indices: Any, *,
     [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]
     """
     fname = "dynamic_update_slice"
-    operand = fnp.asarray(operand)
+    operand = as_array(operand, f"{fname}: operand")
     update = _update_arg(update, operand, fname)
     shape, ushape = tuple(operand.shape), tuple(update.shape)
     if len(ushape) != len(shape):
@@ -325,8 +327,8 @@ def dynamic_update_slice(operand: Any, update: Any, start_indices: Any, *,
 
 def _update_arg(update: Any, operand: Any, fname: str) -> Any:
     if isinstance(update, (bool, int, float, complex)):  # weakly typed, as in JAX
-        return fnp.asarray(update, dtype=operand.dtype)
-    update = fnp.asarray(update)
+        return mx.array(update, operand.dtype)
+    update = as_array(update, f"{fname}: update")
     if update.dtype != operand.dtype:
         raise TypeError(f"{fname}: update must have operand's dtype {operand.dtype}, got "
                         f"{update.dtype}")
@@ -345,7 +347,7 @@ def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: 
     [[1, 2], [5, 6], [9, 10]]
     """
     fname = "dynamic_slice_in_dim"
-    operand = fnp.asarray(operand)
+    operand = as_array(operand, f"{fname}: operand")
     axis = _axis(axis, operand.ndim, fname)
     starts: list = [0] * operand.ndim
     starts[axis] = start_index
@@ -369,7 +371,7 @@ def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool
     """
     out = dynamic_slice_in_dim(operand, index, 1, axis,
                                allow_negative_indices=allow_negative_indices)
-    return out if keepdims else fnp.squeeze(out, _axis(axis, out.ndim, "dynamic_index_in_dim"))
+    return out if keepdims else lax.squeeze(out, (_axis(axis, out.ndim, "dynamic_index_in_dim"),))
 
 
 def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axis: int, *,
@@ -383,7 +385,7 @@ def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axi
     [[0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0]]
     """
     fname = "dynamic_update_slice_in_dim"
-    operand = fnp.asarray(operand)
+    operand = as_array(operand, f"{fname}: operand")
     axis = _axis(axis, operand.ndim, fname)
     starts: list = [0] * operand.ndim
     starts[axis] = start_index
@@ -404,11 +406,11 @@ def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int
     [[1.0, 0.0], [1.0, 0.0]]
     """
     fname = "dynamic_update_index_in_dim"
-    operand = fnp.asarray(operand)
+    operand = as_array(operand, f"{fname}: operand")
     axis = _axis(axis, operand.ndim, fname)
     update = _update_arg(update, operand, fname)
     if update.ndim == operand.ndim - 1:
-        update = fnp.expand_dims(update, axis)
+        update = lax.expand_dims(update, (axis,))
     return dynamic_update_slice_in_dim(operand, update, index, axis,
                                        allow_negative_indices=allow_negative_indices)
 
@@ -426,7 +428,7 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
     [1.0, 4.0]
     """
     on_true, on_false = _cases(on_true, on_false)
-    pred = fnp.asarray(pred)
+    pred = as_array(pred, "select: pred")
     if pred.dtype != mx.bool_:
         raise TypeError(f"select: pred must be a boolean array, got dtype {pred.dtype}")
     if on_true.dtype != on_false.dtype:
@@ -439,16 +441,16 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
     if pred.ndim and tuple(pred.shape) != shape:
         raise ValueError(f"select: pred must be a scalar or have the operands' shape {shape}, "
                          f"got shape {tuple(pred.shape)}")
-    return fnp.where(pred, on_true, on_false)
+    return lax.where(pred, on_true, on_false)
 
 
 def _cases(on_true: Any, on_false: Any) -> tuple[Any, Any]:
     """Both operands as arrays; a Python scalar takes the other one's dtype."""
     scalar = (bool, int, float, complex)
     if isinstance(on_true, scalar) and not isinstance(on_false, scalar):
-        on_false = fnp.asarray(on_false)
-        return fnp.asarray(on_true, dtype=on_false.dtype), on_false
+        on_false = as_array(on_false, "select: on_false")
+        return mx.array(on_true, on_false.dtype), on_false
     if isinstance(on_false, scalar) and not isinstance(on_true, scalar):
-        on_true = fnp.asarray(on_true)
-        return on_true, fnp.asarray(on_false, dtype=on_true.dtype)
-    return fnp.asarray(on_true), fnp.asarray(on_false)
+        on_true = as_array(on_true, "select: on_true")
+        return on_true, mx.array(on_false, on_true.dtype)
+    return as_array(on_true, "select: on_true"), as_array(on_false, "select: on_false")

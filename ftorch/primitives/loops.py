@@ -35,17 +35,18 @@ import mlx.core as mx
 import numpy as np
 
 import ftorch.primitives as lax
-from ftorch import numpy as fnp
 from ftorch import tree
 from ftorch.core import (
     Primitive,
     ShapeDtypeStruct,
     Tracer,
+    as_array,
     aval_of,
     format_aval,
     is_floating,
     is_inexact,
 )
+from ftorch.dtypes import promote_types
 from ftorch.graph import (
     Graph,
     Var,
@@ -55,7 +56,7 @@ from ftorch.graph import (
     lower,
     split_by_dependence,
 )
-from ftorch.lax.common import (
+from ftorch.primitives._control import (
     check_same_avals,
     padded,
     permuted,
@@ -129,7 +130,7 @@ def _predicate(out: Any) -> tuple[list, Any]:
             pred).__name__
         raise TypeError(f"while_loop: cond_fun must return a scalar, got {shown}")
     if pred.dtype != mx.bool_:
-        pred = fnp.not_equal(pred, 0)
+        pred = lax.not_equal(pred, lax.zeros((), pred.dtype))
     return [pred], None
 
 
@@ -718,19 +719,19 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any,
         (_, val), _ = scan(step, (mx.array(lo, dtype), init_val), None,
                            length=builtins.max(hi - lo, 0), unroll=unroll or 1)
         return val
-    lower, upper = fnp.asarray(lower), fnp.asarray(upper)
+    lower, upper = as_array(lower, "fori_loop: lower"), as_array(upper, "fori_loop: upper")
     for name, b in (("lower", lower), ("upper", upper)):
         if b.shape != () or is_floating(b.dtype) or b.dtype == mx.bool_:
             raise TypeError(f"fori_loop: {name} must be an integer scalar, got "
                             f"{format_aval(aval_of(b))}")
-    dtype = fnp.result_type(lower, upper)
+    dtype = promote_types(lower.dtype, upper.dtype)
 
     def body(carry):
         i, u, val = carry
         return i + 1, u, body_fun(i, val)
 
     return while_loop(lambda c: c[0] < c[1], body,
-                      (fnp.astype(lower, dtype), fnp.astype(upper, dtype), init_val))[2]
+                      (lax.astype(lower, dtype), lax.astype(upper, dtype), init_val))[2]
 
 
 def _checked_fori_body(body_fun: Callable, init_val: Any) -> Callable:
@@ -794,13 +795,13 @@ def map(f: Callable, xs: Any, batch_size: int | None = None) -> Any:
     batched_f = _vmap(f)
     pieces = []
     if n_main:
-        chunks = [fnp.reshape(x[:n_main], (n // batch_size, batch_size, *x.shape[1:]))
+        chunks = [lax.reshape(x[:n_main], (n // batch_size, batch_size, *x.shape[1:]))
                   for x in leaves]
         ys = scan(lambda _, c: ((), batched_f(tree.unflatten(x_tree, c))), (), chunks)[1]
-        pieces.append(tree.map(lambda y: fnp.reshape(y, (n_main, *y.shape[2:])), ys))
+        pieces.append(tree.map(lambda y: lax.reshape(y, (n_main, *y.shape[2:])), ys))
     if n_main < n:
         pieces.append(batched_f(tree.unflatten(x_tree, [x[n_main:] for x in leaves])))
     if len(pieces) == 1:
         return pieces[0]
-    return tree.map(lambda a, b: fnp.concatenate([a, b], axis=0), *pieces)
+    return tree.map(lambda a, b: lax.concatenate([a, b], 0), *pieces)
 

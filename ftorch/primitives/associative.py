@@ -12,7 +12,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from ftorch import numpy as fnp
+import ftorch.primitives as lax
 from ftorch import tree
 from ftorch.core import aval_of, format_aval
 from ftorch.primitives.shape import static_slice
@@ -90,9 +90,10 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
         # right after ``axis`` and merge the two.
         out = []
         for e, o, a in zip(evens, odds, axes):
-            pair = fnp.stack([e, o], axis=a + 1)
+            pair = lax.concatenate([lax.expand_dims(e, (a + 1,)), lax.expand_dims(o, (a + 1,))],
+                                   a + 1)
             shape = tuple(e.shape)
-            out.append(fnp.reshape(pair, shape[:a] + (2 * shape[a],) + shape[a + 1:]))
+            out.append(lax.reshape(pair, shape[:a] + (2 * shape[a],) + shape[a + 1:]))
         return out
 
     def scan(xs: list) -> list:
@@ -108,17 +109,22 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
         evens = take(xs, 0, 1)
         if n_even > 1:
             rest = combine(take(odds, 0, n_even - 1), take(xs, 2, None, 2))
-            evens = [fnp.concatenate([e, r], axis=a) for e, r, a in zip(evens, rest, axes)]
+            evens = [lax.concatenate([e, r], a) for e, r, a in zip(evens, rest, axes)]
         if m % 2 == 0:
             return interleave(evens, odds)
         # Odd length: one more even than odd; interleave the pairs, then append it.
         merged = interleave(take(evens, 0, -1), odds)
-        return [fnp.concatenate([x, e], axis=a)
+        return [lax.concatenate([x, e], a)
                 for x, e, a in zip(merged, take(evens, -1), axes)]
 
     if reverse:
-        leaves = [fnp.flip(x, a) for x, a in zip(leaves, axes)]
+        leaves = [_reversed(x, a) for x, a in zip(leaves, axes)]
     out = scan(leaves)
     if reverse:
-        out = [fnp.flip(x, a) for x, a in zip(out, axes)]
+        out = [_reversed(x, a) for x, a in zip(out, axes)]
     return tree.unflatten(treedef, out)
+
+
+def _reversed(x: Any, axis: int) -> Any:
+    """``x`` with the order of its elements along ``axis`` reversed."""
+    return lax.static_slice(x, (slice(None),) * axis + (slice(None, None, -1),))

@@ -26,11 +26,10 @@ from typing import Any
 import mlx.core as mx
 
 import ftorch.primitives as lax
-from ftorch import numpy as fnp
 from ftorch import tree
-from ftorch.core import Primitive, Tracer, aval_of, format_aval, is_floating
+from ftorch.core import Primitive, Tracer, as_array, aval_of, format_aval, is_floating
 from ftorch.graph import Graph, evaluate, lower, needs_host
-from ftorch.lax.common import check_same_avals, padded
+from ftorch.primitives._control import check_same_avals, padded
 from ftorch.primitives._rules import move_bdim
 from ftorch.transforms import _util
 from ftorch.transforms.jvp import jvp_graph
@@ -59,8 +58,9 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> 
             raise TypeError(f"cond: {name} must be callable, got {type(fun).__name__}")
     pred = _scalar_operand(pred, "cond", "pred")
     if pred.dtype != mx.bool_:
-        pred = fnp.not_equal(pred, 0)  # a number is taken as its truth value, as in JAX
-    return _switch(fnp.astype(pred, mx.int32), (false_fun, true_fun), operands, "cond",
+        # A number is taken as its truth value, as in JAX.
+        pred = lax.not_equal(pred, lax.zeros((), pred.dtype))
+    return _switch(lax.astype(pred, mx.int32), (false_fun, true_fun), operands, "cond",
                    ("false_fun", "true_fun"))
 
 
@@ -82,7 +82,9 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     if is_floating(index.dtype) or index.dtype == mx.bool_:
         raise TypeError("switch: index must be an integer scalar, got "
                         f"{format_aval(aval_of(index))}")
-    index = fnp.clip(fnp.astype(index, mx.int32), 0, len(branches) - 1)
+    index = lax.astype(index, mx.int32)
+    index = lax.minimum(lax.maximum(index, mx.array(0, mx.int32)),
+                        mx.array(len(branches) - 1, mx.int32))
     return _switch(index, tuple(branches), operands, "switch",
                    tuple(f"branches[{i}]" for i in range(len(branches))))
 
@@ -92,7 +94,7 @@ def _scalar_operand(x: Any, fname: str, name: str) -> Any:
         return mx.array(x)
     if not isinstance(x, (mx.array, Tracer)):
         try:
-            x = fnp.asarray(x)
+            x = as_array(x)
         except TypeError:
             raise TypeError(f"{fname}: {name} must be a scalar, got {type(x).__name__}") from None
     if x.shape != ():

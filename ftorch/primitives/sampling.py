@@ -1,0 +1,172 @@
+"""The random samplers as primitives, for ``ftorch.random``: each draws
+with MLX's samplers (or Threefry on MLX arrays) from a key operand, is not
+differentiable (reparameterised samplers scale its output with other
+primitives), and batches by drawing example by example, which is what a
+loop over the examples' keys draws, except the Threefry draws, which are
+elementwise in the key and batch in one draw.
+
+>>> import ftorch.primitives.sampling as sampling, mlx.core as mx
+>>> sampling.normal_p.bind(mx.random.key(0), shape=(2,), dtype=mx.float32).shape
+(2,)
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+
+import mlx.core as mx
+
+import ftorch.primitives as lax
+from ftorch.core import Primitive, aval_of
+from ftorch.memory import check_fits
+from ftorch.primitives._rules import move_bdim, nondifferentiable
+
+__all__ = [
+    "split_p",
+    "uniform_p",
+    "normal_p",
+    "gumbel_p",
+    "bernoulli_p",
+    "randint_p",
+    "categorical_p",
+    "truncated_normal_p",
+    "bits_p",
+    "fold_in_p",
+    "permutation_p",
+    "weighted_sample_p",
+]
+
+
+def _sampler(name: str, draw: Callable) -> Primitive:
+    """A primitive drawing ``draw(key, *operands, **params)``: not
+    differentiable (reparameterised samplers scale its output with ftorch
+    ops), batched by drawing example by example, which is what a loop over
+    the examples' keys (or parameters) draws."""
+    prim = Primitive(f"random_{name}", draw)
+    nondifferentiable(prim)
+
+    @prim.def_batch
+    def batch(vals, dims, axis_size, **params):
+        vals = [v if d is None else move_bdim(v, d, 0, axis_size) for v, d in zip(vals, dims)]
+        def example(v, d, i):
+            return v if d is None else lax.squeeze(lax.static_slice(v, (slice(i, i + 1),)), (0,))
+
+        draws = [prim.bind(*[example(v, d, i) for v, d in zip(vals, dims)], **params)
+                 for i in range(axis_size)]
+        if draws:  # each draw is lazy: the batch they stack into is what allocates
+            example = aval_of(draws[0])
+            _check_batch_fits(prim, (axis_size, *example.shape), example.dtype)
+        return lax.concatenate([lax.expand_dims(x, (0,)) for x in draws], 0), 0
+
+    return prim
+
+
+def _check_batch_fits(prim: Primitive, shape: Sequence[int], dtype: mx.Dtype) -> None:
+    # The sampler checked one example's shape; a vmap batch multiplies it.
+    check_fits(shape, dtype, f"{prim.name.removeprefix('random_')} (under ft.vmap)")
+
+
+split_p = _sampler("split", lambda k, num: mx.random.split(k, num))
+uniform_p = _sampler("uniform", lambda k, shape, dtype: mx.random.uniform(
+    shape=shape, dtype=dtype, key=k))
+normal_p = _sampler("normal", lambda k, shape, dtype: mx.random.normal(shape, dtype, key=k))
+gumbel_p = _sampler("gumbel", lambda k, shape, dtype: mx.random.gumbel(shape, dtype, key=k))
+bernoulli_p = _sampler("bernoulli", lambda k, p, shape: mx.random.bernoulli(p, shape, key=k))
+randint_p = _sampler("randint", lambda k, low, high, shape, dtype: mx.random.randint(
+    low, high, shape, dtype, key=k))
+categorical_p = _sampler("categorical", lambda k, logits, axis, shape: mx.random.categorical(
+    logits, axis, shape, key=k))
+truncated_normal_p = _sampler(
+    "truncated_normal", lambda k, lower, upper, shape, dtype: mx.random.truncated_normal(
+        lower, upper, shape, dtype, key=k))
+
+
+# Threefry-2x32 with 20 rounds (Salmon et al., "Parallel random numbers: as
+# easy as 1, 2, 3", 2011), the block cipher behind MLX's and JAX's keys.
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def _threefry2x32(key: mx.array, x0: mx.array, x1: mx.array) -> tuple[mx.array, mx.array]:
+    """The cipher of the counter pairs ``(x0, x1)`` (uint32, broadcasting)
+    under ``key`` (shape ``(..., 2)``, broadcasting against the counters'
+    shape)."""
+    def u32(v):
+        return mx.array(v, mx.uint32)
+
+    def rotate_left(x, r):
+        return (x << u32(r)) | (x >> u32(32 - r))
+
+    k0, k1 = key[..., 0], key[..., 1]
+    ks = (k0, k1, k0 ^ k1 ^ u32(0x1BD11BDA))
+    x0, x1 = x0 + ks[0], x1 + ks[1]
+    for j in range(1, 6):
+        for r in _ROTATIONS[(j - 1) % 2]:
+            x0 = x0 + x1
+            x1 = rotate_left(x1, r) ^ x0
+        x0, x1 = x0 + ks[j % 3], x1 + ks[(j + 1) % 3] + u32(j)
+    return x0, x1
+
+
+def _bits32(key: mx.array, n: int) -> mx.array:
+    """``n`` random 32-bit words per key (``key`` of shape ``(..., 2)``),
+    MLX's (and JAX's original, unpartitioned) scheme: the cipher on the
+    counters 0..n-1 split in two halves, an odd count padded with a counter
+    0 (``mx.random.split(key, m)`` is ``_bits32(key, 2 * m)``)."""
+    counters = mx.arange(n + n % 2, dtype=mx.uint32) % max(n, 1)
+    half = counters.size // 2
+    x0, x1 = _threefry2x32(key[..., None, :], counters[:half], counters[half:])
+    return mx.concatenate([x0, x1], axis=-1)[..., :n]
+
+
+def _draw_bits(k, shape, dtype):
+    # A key of shape (..., 2) draws shape (...) + shape: a batch of keys
+    # draws in one go what each key draws alone.
+    size, lead = math.prod(shape), tuple(k.shape[:-1])
+    if dtype == mx.uint64:
+        # As JAX: the first half of the words are the high halves.
+        words = _bits32(k, 2 * size).astype(mx.uint64)
+        return ((words[..., :size] << 32) | words[..., size:]).reshape(lead + shape)
+    words = _bits32(k, -(-size * dtype.size // 4))
+    return words.view(dtype)[..., :size].reshape(lead + shape)
+
+
+def _draw_fold_in(k, data):
+    # JAX's fold_in: the key's cipher of the counter pair (0, data). Keys of
+    # shape (..., 2) with data of shape (...) fold elementwise.
+    data = data.astype(mx.uint32)
+    x0, x1 = _threefry2x32(k, mx.zeros(data.shape, mx.uint32), data)
+    return mx.stack([x0, x1], axis=-1)
+
+
+def _draw_permutation(k, shape, axis):
+    # 64-bit sort keys: ties, which would keep the original order, have
+    # probability about n**2 / 2**65. The axis counts from the end, past
+    # the leading axes of a batch of keys.
+    order = mx.argsort(_draw_bits(k, shape, mx.uint64), axis=axis - len(shape))
+    return order.astype(mx.int32)
+
+
+bits_p = _sampler("bits", _draw_bits)
+fold_in_p = _sampler("fold_in", _draw_fold_in)
+permutation_p = _sampler("permutation", _draw_permutation)
+
+
+def _batch_in_one_draw(vals, dims, axis_size, prim, **params):
+    # These draws are Threefry on MLX arrays, elementwise in the keys, so a
+    # batch draws at once rather than looping over examples (vmap over many
+    # keys or indices is the common use); every operand gets the batch axis
+    # first, which keeps the key's leading axes equal to data's axes.
+    vals = [move_bdim(v, d, 0, axis_size) for v, d in zip(vals, dims)]
+    out = prim.bind(*vals, **params)
+    _check_batch_fits(prim, aval_of(out).shape, aval_of(out).dtype)
+    return out, 0
+
+
+for _prim in (bits_p, fold_in_p, permutation_p):
+    _prim.def_batch(functools.partial(_batch_in_one_draw, prim=_prim))
+del _prim
+
+weighted_sample_p = _sampler("weighted_sample", lambda k, logits, size: mx.argsort(
+    -(mx.random.gumbel(logits.shape, logits.dtype, key=k) + logits))[:size].astype(mx.int32))
