@@ -403,18 +403,18 @@ def test_custom_composite_layer_and_checkpointed_encoder():
     class Residual(nn.Layer):
         body: nn.Layer
 
-        def init(self, key, x):
-            return self.join({"body": self.init_child("body", key, x)})
-
         def apply(self, params, state, x, *, key=None, train=False):
             run = self.bind(params, state, key=key, train=train)
-            return x + run("body", x), run.state
+            return x + run.body(x), run.state
 
     block = Residual(nn.Sequential(nn.LayerNorm(4), nn.BatchNorm(4)))
     params, state = block.init(random.key(0), mx.zeros((5, 4)))
     assert list(nn.utils.flatten_names(params, state)) == [
         "body.layers.0.bias", "body.layers.0.weight", "body.layers.1.bias",
         "body.layers.1.weight", "body.layers.1.running_mean", "body.layers.1.running_var"]
+    # The child's parameters are those it would make alone with split(key, 1)[0].
+    alone = block.body.init(random.split(random.key(0), 1)[0], mx.zeros((5, 4)))
+    _assert_trees_close((params["body"], state["body"]), alone, atol=0)
     _, new = block.apply(params, state, _x(5, 4), train=True)
     assert ft.tree.structure(new) == ft.tree.structure(state)
 
@@ -423,18 +423,48 @@ def test_custom_composite_layer_and_checkpointed_encoder():
         norm: nn.Layer = nn.BatchNorm(4)
         drop: nn.Layer = nn.Dropout(0.5)
 
-        def init(self, key, x):  # the dropout has nothing to initialise
-            return self.join({"norm": self.init_child("norm", key, x)})
-
         def apply(self, params, state, x, *, key=None, train=False):
             run = self.bind(params, state, key=key, train=train)
-            return run("drop", run("norm", x)), run.state
+            return run.drop(run.norm(x)), run.state
 
     layer = NormThenDrop()
     params, state = layer.init(random.key(0), mx.zeros((5, 4)))
     assert list(params) == ["norm"] and sorted(state) == ["drop", "norm"]
-    _, new = layer.apply(params, state, _x(5, 4), key=random.key(1), train=True)
+    x = _x(5, 4)
+    y, new = layer.apply(params, state, x, key=random.key(1), train=True)
     assert ft.tree.structure(new) == ft.tree.structure(state)
+    # The dropout, child 1 of 2, draws with split(key, 2)[1].
+    normed, _ = nn.BatchNorm(4).apply(params["norm"], state["norm"], x, train=True)
+    assert bool(mx.array_equal(y, F.dropout(normed, 0.5, key=random.split(random.key(1), 2)[1])))
+
+    @dataclasses.dataclass(frozen=True)
+    class Heads(nn.Layer):
+        heads: dict
+        scale: nn.Layer = nn.Linear(2, 2)
+
+        def apply(self, params, state, x, *, key=None, train=False):
+            run = self.bind(params, state, key=key, train=train)
+            return {name: run.heads[name](x) for name in run.heads}, run.state
+
+    heads = Heads({"b": nn.Linear(4, 3), "a": nn.Linear(4, 2)})
+    params, state = heads.init(random.key(2), mx.zeros((5, 4)))
+    assert sorted(nn.utils.flatten_names(params)) == [
+        "heads.a.bias", "heads.a.weight", "heads.b.bias", "heads.b.weight"]  # scale: not called
+    keys = random.split(random.key(2), 3)  # dict children in sorted key order, then scale
+    _assert_trees_close(params["heads"]["a"], nn.Linear(4, 2).init(keys[0], mx.zeros(4))[0],
+                        atol=0)
+    assert {k: v.shape for k, v in heads(params, mx.ones((5, 4))).items()} == {
+        "a": (5, 2), "b": (5, 3)}
+
+    @dataclasses.dataclass(frozen=True)
+    class ReadsItsOwnParams(nn.Layer):
+        body: nn.Layer = nn.Linear(2, 2)
+
+        def apply(self, params, state, x, *, key=None, train=False):
+            return self.body(params["body"], x) * params["scale"], state
+
+    with pytest.raises(TypeError, match="reads its params itself.*define ReadsItsOwnParams.init"):
+        ReadsItsOwnParams().init(random.key(0), mx.zeros(2))
 
     plain = nn.TransformerEncoder(2, 8, 2, mlp_dims=16)
     remat = nn.TransformerEncoder(2, 8, 2, mlp_dims=16, checkpoint=True)
@@ -499,8 +529,10 @@ def test_clear_errors():
         nn.GELU("exact")
     with pytest.raises(TypeError, match="Layer or a function"):
         nn.Sequential(nn.ReLU(), 3)
-    with pytest.raises(KeyError, match="no child 'nope'"):
-        nn.Sequential(nn.ReLU()).init_child("nope", random.key(0), mx.zeros(2))
+    with pytest.raises(AttributeError, match=r"no child 'nope'; its children are \['layers'\]"):
+        _ = nn.Sequential(nn.ReLU()).bind({}, {}).nope
+    with pytest.raises(NotImplementedError, match="ReLU does not define init"):
+        nn.Layer.init(nn.ReLU(), random.key(0), mx.zeros(2))
 
 
 def test_sequential_indexing_and_shape_propagation():

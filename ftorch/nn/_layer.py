@@ -8,25 +8,29 @@ its state (``{}`` unless it has some, as BatchNorm's running statistics);
 pure function of them, so ``ft.grad``, ``ft.jit`` and ``ft.vmap`` apply to it
 as they are. ``layer(params, x)`` is the short form for layers without state.
 
-A layer made of other layers lists them in ``children()`` (by default: the
-fields holding a ``Layer`` or a tuple of them) and reaches them through
-``init_child`` and ``bind``, which derive each child's key from the one key
-the caller passes (``ftorch.random.split(key, n)[index of the child]``), look
-its parameters and state up by name, and gather the children's new states.
+A layer made of other layers holds them in its fields, as Equinox's modules
+do: a field holding a ``Layer``, or a tuple, list or dict of them, is a child,
+and the child's parameters and state sit under the field's name (a tuple's as
+a list: ``{"layers": [p0, p1, ...]}``, ``mlx.nn``'s ``layers.0.weight``).
+``apply`` reaches its children through ``run = self.bind(params, state,
+key=key, train=train)``: ``run.body(x)`` applies the child ``body`` with its
+parameters, state and key (one ``ftorch.random.split(key, n)`` serves the
+``n`` children, in field order), and ``run.state`` is the layer's new state.
+Such a layer needs no ``init`` of its own: the default runs ``apply`` once on
+the inputs' shapes (computing nothing) and initialises each child for the
+inputs it was called with.
 
->>> import dataclasses, ftorch as ft, ftorch.nn as nn, ftorch.random as random, mlx.core as mx
+>>> import dataclasses, ftorch.nn as nn, ftorch.random as random, mlx.core as mx
 >>> @dataclasses.dataclass(frozen=True)
 ... class Residual(nn.Layer):
 ...     body: nn.Layer
-...     def init(self, key, x):
-...         return self.join({"body": self.init_child("body", key, x)})
 ...     def apply(self, params, state, x, *, key=None, train=False):
 ...         run = self.bind(params, state, key=key, train=train)
-...         return x + run("body", x), run.state
->>> block = Residual(nn.Linear(2, 2))
+...         return x + run.body(x), run.state
+>>> block = Residual(nn.Sequential(nn.Linear(2, 2), nn.ReLU()))
 >>> params, state = block.init(random.key(0), mx.ones((3, 2)))
 >>> sorted(nn.utils.flatten_names(params)), block(params, mx.ones((3, 2))).shape
-(['body.bias', 'body.weight'], (3, 2))
+(['body.layers.0.bias', 'body.layers.0.weight'], (3, 2))
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ import dataclasses
 import functools
 import inspect
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import mlx.core as mx
@@ -92,62 +96,33 @@ def _has_leaves(t: PyTree) -> bool:
     return bool(tree.leaves(t, is_leaf=_is_spec))
 
 
+def _is_empty(t: Any) -> bool:
+    """Whether ``t`` is ``{}``: the params or state of a layer without any."""
+    return type(t) is dict and not t
+
+
+def _array_leaves(inputs: tuple) -> tuple[list, Callable[[list], tuple]]:
+    """The leaves of ``inputs`` that are arrays (traced values, specs), and a
+    function putting others in their places: for a transform of a layer's
+    inputs that holds the rest (a ``"causal"`` mask, ``None``) static."""
+    leaves, treedef = tree.flatten(inputs, is_leaf=_is_spec)
+    dynamic = [i for i, x in enumerate(leaves) if hasattr(x, "shape")]
+
+    def rebuild(arrays: list) -> tuple:
+        merged = list(leaves)
+        for i, x in zip(dynamic, arrays):
+            merged[i] = x
+        return tree.unflatten(treedef, merged)
+
+    return [leaves[i] for i in dynamic], rebuild
+
+
 def named_leaves(t: PyTree) -> list[tuple[str, Any]]:
     """``(dotted name, leaf)`` pairs of ``t``, ``mlx.utils.tree_flatten``'s
     names (``"layers.0.weight"``)."""
     paths, leaves, _ = optree.tree_flatten_with_path(t, _is_spec, none_is_leaf=False,
                                                     namespace=tree.NAMESPACE)
     return [(".".join(map(str, p)), x) for p, x in zip(paths, leaves)]
-
-
-# ----------------------------------------------------------------------------
-# Dotted names: one home for reading and building trees by mlx.nn's names
-# ----------------------------------------------------------------------------
-
-
-def _parts(name: str) -> list[str | int]:
-    return [int(p) if p.isdigit() else p for p in name.split(".")]
-
-
-def get_path(t: PyTree, name: str) -> Any:
-    """The subtree of ``t`` at the dotted ``name`` (``"layers.0"``: integer
-    parts index lists)."""
-    for part in _parts(name):
-        t = t[part]
-    return t
-
-
-def _lookup(t: PyTree, name: str) -> PyTree:
-    """``get_path(t, name)``, or ``{}`` where ``t`` has no such entry."""
-    try:
-        return get_path(t, name)
-    except (KeyError, IndexError, TypeError):
-        return {}
-
-
-def nest(flat: Mapping[str, Any]) -> dict:
-    """Nested dicts from dotted names, as ``mlx.utils.tree_unflatten``: a
-    level whose keys are all integers ``0..n-1`` becomes a list (missing
-    indices are ``{}``, as in MLX)."""
-    children: dict[str, dict[str, Any]] = {}
-    for name, value in flat.items():
-        head, _, rest = name.partition(".")
-        children.setdefault(head, {})[rest] = value
-    out: dict = {}
-    for head, sub in children.items():
-        if "" in sub:
-            if len(sub) > 1:
-                raise ValueError(f"the name {head!r} is both a leaf and a subtree")
-            out[head] = sub[""]
-        else:
-            out[head] = nest(sub)
-    if out and all(k.isdigit() for k in out) and len({int(k) for k in out}) == len(out):
-        items: list = []
-        for i, k in sorted((int(k), k) for k in out):
-            items.extend({} for _ in range(i - len(items)))
-            items.append(out[k])
-        return items  # type: ignore[return-value]
-    return out
 
 
 # ----------------------------------------------------------------------------
@@ -209,8 +184,8 @@ def layer_path(root: Layer, names: Sequence[str], layer: Layer) -> str:
 def layer_error(layer: Layer, message: str, kind: type[Exception] = ValueError, *,
                 root: Layer | None = None, names: Sequence[str] = ()) -> Exception:
     """An exception ``kind("{layer!r}: {message}")`` about ``layer`` (raise
-    it). A container calling ``layer`` through ``bind`` or ``init_child``
-    puts its path in front as the error passes (``Sequential.layers[2]
+    it). A container calling ``layer`` (through ``bind``, or in its default
+    ``init``) puts its path in front as the error passes (``Sequential.layers[2]
     (Linear): ...``), so the message says where in the model it arose."""
     names = list(names)
     error = kind(f"{layer_path(root or layer, names, layer)}: {message}")
@@ -237,6 +212,117 @@ def check_param_fits(layer: Layer, name: str, shape: Sequence[int]) -> None:
         raise layer_error(layer, str(error), MemoryError) from None
 
 
+
+# ----------------------------------------------------------------------------
+# Children: the fields holding layers, a pytree of them
+# ----------------------------------------------------------------------------
+
+#: A child's place in its parent: the field's name, then the indices (or dict
+#: keys) into the tuple, list or dict the field holds: ``("layers", 0)``.
+Path = tuple
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def _is_layer_tree(value: Any) -> bool:
+    """Whether ``value`` is a ``Layer``, or a non-empty tuple, list or dict
+    of them (nested or not)."""
+    if isinstance(value, Layer):
+        return True
+    if isinstance(value, (tuple, list)):
+        items: Any = value
+    elif isinstance(value, dict):
+        items = value.values()
+    else:
+        return False
+    return bool(value) and all(_is_layer_tree(v) for v in items)
+
+
+def _walk(sub: Any, path: Path) -> Iterator[tuple[Path, Layer]]:
+    """The layers of the pytree ``sub`` at ``path`` and below, in key order
+    (dicts by sorted key, as ``ftorch.tree`` flattens them)."""
+    if isinstance(sub, Layer):
+        yield path, sub
+    elif isinstance(sub, dict):
+        for k in sorted(sub):
+            yield from _walk(sub[k], (*path, k))
+    else:
+        for i, v in enumerate(sub):
+            yield from _walk(v, (*path, i))
+
+
+def _layout(layer: Layer) -> list[tuple[Path, Layer]]:
+    """``layer``'s children with their paths, in the order that numbers their keys."""
+    return [item for name, sub in layer.children().items() for item in _walk(sub, (name,))]
+
+
+def _dotted(path: Path) -> str:
+    """``mlx.nn``'s name of the child at ``path``: ``"layers.0"``."""
+    return ".".join(map(str, path))
+
+
+def _at(t: PyTree, path: Path) -> PyTree:
+    """The entry of ``t`` (params or state) at ``path``, or ``{}`` where it has
+    none: a child without parameters has no entry (as ``mlx.nn``'s Dropout)."""
+    try:
+        for part in path:
+            t = t[part]
+    except (KeyError, IndexError, TypeError):
+        return {}
+    return t
+
+
+_MISSING = object()
+
+
+def _gather(layer: Layer, value_at: Callable[[Path], PyTree], *, drop_empty: bool) -> dict:
+    """The tree of ``layer``'s children (a dict by field, tuples as lists)
+    with each child replaced by ``value_at(its path)``; with ``drop_empty``,
+    a field holding one child whose value is ``{}`` has no entry."""
+    def build(sub: Any, path: Path) -> PyTree:
+        if isinstance(sub, Layer):
+            return value_at(path)
+        if isinstance(sub, dict):
+            return {k: build(sub[k], (*path, k)) for k in sorted(sub)}
+        return [build(v, (*path, i)) for i, v in enumerate(sub)]
+
+    out = {}
+    for name, sub in layer.children().items():
+        value = build(sub, (name,))
+        if not (drop_empty and isinstance(sub, Layer) and _is_empty(value)):
+            out[name] = value
+    return out
+
+
+def _join(layer: Layer, made: dict[Path, tuple[Params, State]]) -> tuple[Params, State]:
+    """``layer``'s ``(params, state)`` from its children's, by path: params
+    under the children's places (none for a child field without any); the
+    state ``{}`` when no child has state, else an entry for every child."""
+    params = _gather(layer, lambda path: made[path][0] if path in made else {},
+                     drop_empty=True)
+    if not any(_has_leaves(state) for _, state in made.values()):
+        return params, {}
+    return params, _gather(layer, lambda path: made[path][1] if path in made else {},
+                           drop_empty=False)
+
+
+def sublayers(layer: Layer, **children: Layer) -> None:
+    """Set fields of ``layer`` (declared ``sublayer()``) to the children it
+    makes from its hyperparameters, in its ``__post_init__``."""
+    for name, child in children.items():
+        object.__setattr__(layer, name, child)
+
+
+def sublayer() -> Any:
+    """A field for a child that a layer makes from its hyperparameters (see
+    ``sublayers``): not an argument of the constructor, and left out of
+    ``repr`` and comparisons, which the hyperparameters decide."""
+    return dataclasses.field(init=False, repr=False, compare=False)
+
+
 # ----------------------------------------------------------------------------
 # Layer
 # ----------------------------------------------------------------------------
@@ -248,13 +334,15 @@ class Layer:
 
     Subclasses (themselves ``@dataclasses.dataclass(frozen=True)``) define
 
+    - ``apply(params, state, *inputs, key=None, train=False, **options) ->
+      (output, state)``: a pure function. ``key`` (an ``ftorch.random`` key)
+      is needed only by random layers (Dropout) when ``train`` is True;
     - ``init(key, *inputs) -> (params, state)``: the parameters (nested dicts
       of arrays, ``mlx.nn``'s names and layouts) and state (``{}`` when there
       is none) for inputs like ``inputs``, which may be arrays or
-      ``ft.ShapeDtypeStruct``s: only their shapes and dtypes are read;
-    - ``apply(params, state, *inputs, key=None, train=False, **options) ->
-      (output, state)``: a pure function. ``key`` (an ``ftorch.random`` key)
-      is needed only by random layers (Dropout) when ``train`` is True.
+      ``ft.ShapeDtypeStruct``s: only their shapes and dtypes are read. A
+      layer made of children (see ``children``) whose ``apply`` reaches them
+      through ``bind`` may leave ``init`` out.
 
     Layers are hashable and compare by their hyperparameters; they are
     pytrees without leaves, so they can pass through ``ft.jit``,
@@ -280,10 +368,21 @@ class Layer:
 
     # -- the interface --------------------------------------------------------
 
-    def init(self, key: Key, *inputs: InputSpec) -> tuple[Params, State]:
+    def init(self, key: Key, *inputs: InputSpec, **options: Any) -> tuple[Params, State]:
         """Parameters and state for inputs like ``inputs`` (arrays or
-        ``ft.ShapeDtypeStruct``s); ``key`` an ``ftorch.random`` key."""
-        raise NotImplementedError(f"{type(self).__name__} does not define init")
+        ``ft.ShapeDtypeStruct``s); ``key`` an ``ftorch.random`` key.
+
+        By default, for a layer made of children: ``apply(..., *inputs,
+        **options)`` runs once in evaluation mode on the inputs' shapes
+        (``ft.eval_shape``: nothing is computed), then each child it called
+        is initialised for the inputs of its first call, with the key
+        ``ftorch.random.split(key, n)[i]``, ``i`` its index among the ``n``
+        children. A child that is not called has no parameters; one called
+        twice shares them.
+        """
+        if not self.children():
+            raise NotImplementedError(f"{type(self).__name__} does not define init")
+        return _init_from_apply(self, key, inputs, options)
 
     def apply(self, params: Params, state: State, *inputs: Any, key: Key | None = None,
               train: bool = False, **options: Any) -> tuple[Any, State]:
@@ -298,88 +397,59 @@ class Layer:
                  train: bool = False, **options: Any) -> Any:
         """``apply`` with empty state, returning the output alone: the short
         form for layers without state (an error for those with state)."""
-        if self._cached("has_state", lambda: self.has_state):
-            raise TypeError(
-                f"{type(self).__name__} has state ({self._state_names()}): call "
-                f"layer.apply(params, state, x, ...) -> (y, state); the short form "
-                f"layer(params, x) is for layers without state")
-        out, _ = self.apply(params, {}, *inputs, key=key, train=train, **options)
+        try:
+            out, state = self._unchecked_apply(params, {}, *inputs, key=key, train=train,
+                                               **options)
+        except Exception as error:  # only now: is it a layer with state, or whose mistake?
+            if self.has_state:
+                raise self._needs_state() from error
+            _raise_clearer(self, error, params, {}, inputs)
+            raise
+        if not _is_empty(state) and _has_leaves(state):
+            raise self._needs_state()
         return out
+
+    def _needs_state(self) -> TypeError:
+        return TypeError(
+            f"{type(self).__name__} has state ({self._state_names()}): call "
+            f"layer.apply(params, state, x, ...) -> (y, state); the short form "
+            f"layer(params, x) is for layers without state")
 
     @property
     def has_state(self) -> bool:
         """Whether ``init`` returns a non-empty state (by default: whether a
         child has)."""
-        return any(child.has_state for child in self._children().values())
+        return any(child.has_state for _, child in _layout(self))
 
     def _state_names(self) -> str:
-        names = [name for name, child in self._children().items() if child.has_state]
+        names = [_dotted(path) for path, child in _layout(self) if child.has_state]
         return ", ".join(names) if names else "e.g. running statistics"
 
     # -- children ----------------------------------------------------------------
 
-    def children(self) -> dict[str, Layer]:
-        """Sub-layers by their dotted name in ``params`` (``"layers.0"``), in
-        the order that numbers their keys. By default the fields holding a
-        ``Layer``, or a tuple of them (named ``field.i``)."""
-        out: dict[str, Layer] = {}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, Layer):
-                out[f.name] = value
-            elif isinstance(value, tuple) and any(isinstance(v, Layer) for v in value):
-                out.update((f"{f.name}.{i}", v) for i, v in enumerate(value))
+    def children(self) -> dict[str, Any]:
+        """The sub-layers, a pytree of layers by field: ``{name: value}`` for
+        each field whose value is a ``Layer``, or a tuple, list or dict of
+        them. Their order (the fields', then the tuples' and the dicts' sorted
+        keys') numbers their keys. A subclass may override it (``Sequential``
+        counts its ``layers`` even when there are none)."""
+        out = {}
+        for name in _field_names(type(self)):
+            value = getattr(self, name)
+            if _is_layer_tree(value):
+                out[name] = value
         return out
-
-    def _cached(self, name: str, compute: Any) -> Any:
-        """``compute()``, computed once per layer (layers are immutable; the
-        cache is outside the fields, so equality and hashing ignore it)."""
-        cache = vars(self).setdefault("_ftorch_cache", {}) if hasattr(self, "__dict__") else {}
-        if name not in cache:
-            cache[name] = compute()
-        return cache[name]
-
-    def _children(self) -> dict[str, Layer]:
-        return self._cached("children", self.children)
-
-    def _child(self, name: str) -> tuple[int, Layer]:
-        """The index and layer of the child ``name``."""
-        index = self._cached("index", lambda: {n: i for i, n in enumerate(self._children())})
-        if name not in index:
-            raise KeyError(f"{type(self).__name__} has no child {name!r}; its children are "
-                           f"{list(index)}")
-        return index[name], self._children()[name]
-
-    def init_child(self, name: str, key: Key, *inputs: InputSpec) -> tuple[Params, State]:
-        """``init`` of the child ``name`` with the key
-        ``ftorch.random.split(key, n)[i]``, ``i`` its index among the ``n``
-        ``children()``."""
-        index, child = self._child(name)
-        try:
-            return child.init(child_key(key, index, len(self._children())), *inputs)
-        except Exception as error:
-            _locate(error, self, name)
-            raise
-
-    def join(self, by_name: Mapping[str, tuple[Params, State]]) -> tuple[Params, State]:
-        """The ``(params, state)`` of a layer made of the children's
-        ``(params, state)`` by dotted name: nested as the names say (a list
-        for ``layers.0``, ``layers.1``, ...). The state is ``{}`` when no
-        child has state, else an entry for every child (``{}`` for those
-        without), as ``bind``'s ``state`` gives it back."""
-        params = nest({name: p for name, (p, _) in by_name.items()})
-        if not any(_has_leaves(s) for _, s in by_name.values()):
-            return params, {}
-        return params, nest({name: by_name[name][1] if name in by_name else {}
-                             for name in self._children()})
 
     def bind(self, params: Params, state: State, *, key: Key | None = None,
              train: bool = False) -> Bound:
-        """A caller of this layer's children: ``run = self.bind(params, state,
-        key=key, train=train)``, then ``y = run("name", x, **options)`` applies
-        the child with its parameters and state and the key
-        ``split(key, n)[i]`` (as ``init_child``); ``run.state`` is the
-        layer's new state."""
+        """This layer's children with its ``params``, ``state``, ``key`` and
+        mode, for ``apply``: ``run = self.bind(params, state, key=key,
+        train=train)``, then ``run.body(x, **options)`` applies the child
+        ``body`` (``run.layers[2](x)`` one in a tuple) with its parameters,
+        its state and the key ``ftorch.random.split(key, n)[i]`` (as
+        ``init``); ``run.state`` is the layer's new state."""
+        if type(params) is _InitRecord:
+            return _Recording(self, params, state, key, train)
         return Bound(self, params, state, key, train)
 
     def eval_shape(self, params: Params, state: State, *inputs: Any, **options: Any) -> Any:
@@ -400,116 +470,279 @@ class Layer:
 
 class Bound:
     """The children of one layer with that layer's params, state, key and
-    mode (made by ``Layer.bind``): call it with a child's name and inputs.
+    mode (made by ``Layer.bind``): ``run.name`` is the child in the field
+    ``name`` (``run.name[i]`` in a tuple or list, ``run.name[k]`` in a dict),
+    which ``apply``s when called; ``run.state`` is the layer's new state.
 
     >>> import ftorch.nn as nn, ftorch.random as random, mlx.core as mx
     >>> model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm(3))
     >>> params, state = model.init(random.key(0), mx.zeros((4, 2)))
     >>> run = model.bind(params, state, train=True)
-    >>> run("layers.1", run("layers.0", mx.ones((4, 2)))).shape
+    >>> run.layers[1](run.layers[0](mx.ones((4, 2)))).shape
     (4, 3)
     >>> [sorted(s) for s in run.state["layers"]]
     [[], ['running_mean', 'running_var']]
     """
 
-    __slots__ = ("layer", "params", "old_state", "key", "train", "_states", "_keys",
-                 "_children", "_stateful")
+    __slots__ = ("_layer", "_params", "_state", "_stateful", "_key", "_train", "_keys",
+                 "_states")
 
     def __init__(self, layer: Layer, params: Params, state: State, key: Key | None,
                  train: bool):
-        self.layer, self.params, self.old_state = layer, params, state
-        self.key, self.train = key, train
-        self._states: dict[str, State] = {}
-        self._keys: Any = None
-        self._children = layer._children()
-        self._stateful = _has_leaves(state)
+        self._layer, self._params, self._state = layer, params, state
+        self._stateful = not _is_empty(state)
+        self._key, self._train = key, train
+        self._keys: tuple[dict[Path, int], Any] | None = None  # split once, on first use
+        self._states: dict[Path, State] | None = None  # the children's new states
 
-    def _key(self, index: int) -> Key | None:
-        if self.key is None:
-            return None
-        if self._keys is None:  # one split serves every child
-            self._keys = random.split(self.key, len(self._children))
-        return self._keys[index]
+    def __getattr__(self, name: str) -> Any:
+        """The child (or tuple, list or dict of children) in the field ``name``."""
+        value = getattr(self._layer, name, _MISSING)
+        if isinstance(value, Layer):
+            return _Child(self, (name,), value)
+        if isinstance(value, (tuple, list, dict)) and name in self._layer.children():
+            return _Children(self, (name,), value)
+        raise AttributeError(f"{type(self._layer).__name__} has no child {name!r}; its "
+                             f"children are {list(self._layer.children())}")
 
-    def __call__(self, name: str, *inputs: Any, **options: Any) -> Any:
-        """The child ``name``'s output for ``inputs`` (its new state is kept
-        for ``state``)."""
-        return self._call(name, inputs, options, False)
-
-    def checkpointed(self, name: str, *inputs: Any, **options: Any) -> Any:
-        """As calling, with the child under ``ft.checkpoint``: reverse mode
-        recomputes its intermediates instead of storing them."""
-        return self._call(name, inputs, options, True)
-
-    def _call(self, name: str, inputs: tuple, options: dict, remat: bool) -> Any:
-        index, child = self.layer._child(name)
-        # A child without parameters may have no entry (mlx.nn's trees have
-        # none for a Dropout), so a missing name reads as {}.
-        params = _lookup(self.params, name)
-        state = _lookup(self.old_state, name) if self._stateful else {}
-        key, train = self._key(index), self.train
-
-        def run(params, state, inputs, key):
-            # Unchecked: the outermost layer's apply explains a failure,
-            # against the whole model's params.
-            return child._unchecked_apply(params, state, *inputs, key=key, train=train,
-                                          **options)
-
-        if remat:
-            run = _checkpointed(run)
-        rec = _recorder.get()
+    def _run(self, path: Path, child: Layer, inputs: tuple, options: dict,
+             remat: bool = False) -> Any:
+        """The output of the child at ``path`` for ``inputs``; its new state is
+        kept for ``state``. (Inlined lookups: this runs for every child call.)"""
+        params = self._params
         try:
-            if rec is None:
-                out, new = run(params, state, inputs, key)
-            else:  # nn.utils.summary: a row per call, in call order
-                records, prefix = rec
-                row = [f"{prefix}{name}", child, _abstract(params), None]
-                records.append(row)
-                token = _recorder.set((records, f"{prefix}{name}."))
-                try:
-                    out, new = run(params, state, inputs, key)
-                finally:
-                    _recorder.reset(token)
-                row[3] = _abstract(out)
+            for part in path:
+                params = params[part]
+        except (KeyError, IndexError, TypeError):  # a child without parameters may have none
+            params = {}
+        state = _at(self._state, path) if self._stateful else {}
+        key = None if self._key is None else self._child_key(path)
+        try:
+            if remat or _recorder.get() is not None:
+                out, new = self._run_noted(path, child, params, state, inputs, key, options,
+                                           remat)
+            else:
+                # Unchecked: the outermost layer's apply explains a failure,
+                # against the whole model's params.
+                out, new = child._unchecked_apply(params, state, *inputs, key=key,
+                                                  train=self._train, **options)
         except Exception as error:
-            _locate(error, self.layer, name)
+            _locate(error, self._layer, _dotted(path))
             raise
-        self._states[name] = new
+        if self._stateful or type(new) is not dict or new:  # not {}: the child has state
+            if self._states is None:
+                self._states = {}
+            self._states[path] = new
         return out
+
+    def _run_noted(self, path: Path, child: Layer, params: Params, state: State,
+                   inputs: tuple, key: Key | None, options: dict, remat: bool) -> Any:
+        """``_run``'s call of the child under ``ft.checkpoint`` (``remat``) or
+        within ``nn.utils.summary``'s recording."""
+        apply = _checkpointed(child._unchecked_apply) if remat else child._unchecked_apply
+        rec = _recorder.get()
+        if rec is None:
+            return apply(params, state, *inputs, key=key, train=self._train, **options)
+        return _recorded(rec, _dotted(path), child, apply, params, state, inputs, key=key,
+                         train=self._train, **options)
+
+    def _child_key(self, path: Path) -> Key:
+        if self._keys is None:  # one split serves every child
+            index = {p: i for i, (p, _) in enumerate(_layout(self._layer))}
+            self._keys = index, random.split(self._key, len(index))
+        index, keys = self._keys
+        return keys[index[path]]
 
     @property
     def state(self) -> State:
         """The layer's new state: the children's new states (a child not
         called keeps its state), or ``{}`` when there is none."""
-        if not self._stateful and not any(_has_leaves(s) for s in self._states.values()):
+        if self._states is None and not self._stateful:
             return {}
-        return nest({name: self._states[name] if name in self._states else _lookup(
-            self.old_state, name) for name in self._children})
+        new = self._states or {}
+        old = self._state if self._stateful else {}
+        return _gather(self._layer, lambda path: new[path] if path in new else _at(old, path),
+                       drop_empty=False)
 
 
-def _checkpointed(run: Any) -> Any:
-    """``run(params, state, inputs, key)`` under ``ft.checkpoint``, the
-    inputs' leaves that are not arrays (a ``"causal"`` mask) held static."""
-    def wrapped(params: Params, state: State, inputs: tuple, key: Key | None) -> Any:
-        leaves, treedef = tree.flatten(inputs)
-        dynamic = [i for i, x in enumerate(leaves) if hasattr(x, "shape")]
+def _bound(bound: Bound, path: Path, value: Any) -> Any:
+    if isinstance(value, Layer):
+        return _Child(bound, path, value)
+    return _Children(bound, path, value)
+
+
+class _Child:
+    """A child of a ``Bound``: calling it applies the child."""
+
+    __slots__ = ("_bound", "_path", "layer")
+
+    def __init__(self, bound: Bound, path: Path, layer: Layer):
+        self._bound, self._path, self.layer = bound, path, layer
+
+    def __call__(self, *inputs: Any, **options: Any) -> Any:
+        """The child's output for ``inputs`` (``options`` go to its ``apply``)."""
+        return self._bound._run(self._path, self.layer, inputs, options, False)
+
+    def checkpointed(self, *inputs: Any, **options: Any) -> Any:
+        """As calling, with the child under ``ft.checkpoint``: reverse mode
+        recomputes its intermediates instead of storing them."""
+        return self._bound._run(self._path, self.layer, inputs, options, True)
+
+
+class _Children:
+    """A tuple, list or dict of children of a ``Bound``, indexed as it is."""
+
+    __slots__ = ("_bound", "_path", "_value")
+
+    def __init__(self, bound: Bound, path: Path, value: Any):
+        self._bound, self._path, self._value = bound, path, value
+
+    def __getitem__(self, index: Any) -> Any:
+        return _bound(self._bound, (*self._path, index), self._value[index])
+
+    def __len__(self) -> int:
+        return len(self._value)
+
+    def __iter__(self) -> Iterator[Any]:
+        """The children (of a tuple or list), or the keys (of a dict)."""
+        if isinstance(self._value, dict):
+            return iter(self._value)
+        bound, path = self._bound, self._path
+        return iter([_bound(bound, (*path, i), v) for i, v in enumerate(self._value)])
+
+
+def _recorded(rec: tuple[list, str], name: str, child: Layer, apply: Callable,
+              params: Params, state: State, inputs: tuple, **options: Any) -> Any:
+    """``apply(params, state, *inputs, **options)``, appending a row for
+    ``nn.utils.summary`` (rows in call order, a child's below it)."""
+    records, prefix = rec
+    row = [f"{prefix}{name}", child, _abstract(params), None]
+    records.append(row)
+    token = _recorder.set((records, f"{prefix}{name}."))
+    try:
+        out, new = apply(params, state, *inputs, **options)
+    finally:
+        _recorder.reset(token)
+    row[3] = _abstract(out)
+    return out, new
+
+
+def _checkpointed(apply: Callable) -> Callable:
+    """A layer's ``apply`` under ``ft.checkpoint``, the inputs' leaves that
+    are not arrays (a ``"causal"`` mask) held static."""
+    def wrapped(params: Params, state: State, *inputs: Any, key: Key | None = None,
+                **options: Any) -> Any:
+        arrays, rebuild = _array_leaves(inputs)
 
         def inner(params, state, arrays, key):
-            merged = list(leaves)
-            for i, x in zip(dynamic, arrays):
-                merged[i] = x
-            return run(params, state, tree.unflatten(treedef, merged), key)
+            return apply(params, state, *rebuild(arrays), key=key, **options)
 
-        return checkpoint(inner)(params, state, [leaves[i] for i in dynamic], key)
+        return checkpoint(inner)(params, state, arrays, key)
 
     return wrapped
 
 
 # ----------------------------------------------------------------------------
-# Explaining a failed apply: params, state and inputs against init's
+# The default init: apply once on shapes, then each child's init
 # ----------------------------------------------------------------------------
 
 _KEY_SPEC = ShapeDtypeStruct((2,), mx.uint32)
+
+
+class _InitRecord:
+    """What the default ``init``'s pass over ``apply`` found, by child path:
+    each child's ``(inputs, params, state)`` from its first call (shapes
+    only), or, for a child initialised the same way, its own record. It
+    stands in for the params of a layer whose ``apply`` it runs."""
+
+    __slots__ = ("key", "children", "layer")
+
+    def __init__(self, key: Key, layer: Layer):
+        self.key, self.layer, self.children = key, layer, {}
+
+    def _refuse(self, *_: Any) -> Any:
+        raise TypeError(
+            f"{type(self.layer).__name__}.apply reads its params itself, so it cannot be "
+            f"initialised from its children: reach them through self.bind(...), or define "
+            f"{type(self.layer).__name__}.init")
+
+    __getitem__ = get = keys = items = values = _refuse
+
+
+def _initialises_from_apply(layer: Layer) -> bool:
+    return type(layer).init is Layer.init
+
+
+class _Recording(Bound):
+    """The ``Bound`` of the default ``init``'s pass: a child called is
+    initialised (on shapes), noted, and applied in evaluation mode."""
+
+    __slots__ = ()
+
+    def _run(self, path: Path, child: Layer, inputs: tuple, options: dict,
+             remat: bool = False) -> Any:
+        record = self._params
+        found = record.children.get(path)
+        try:
+            if _initialises_from_apply(child):
+                if found is None:
+                    found = record.children[path] = _InitRecord(record.key, child)
+                out, _ = child._unchecked_apply(found, {}, *inputs, train=False, **options)
+                return out
+            if found is None:
+                specs = tree.map(lambda x: spec_of(x) if hasattr(x, "shape") else x,
+                                 inputs[:_init_arity(type(child))], is_leaf=_is_spec)
+                found = record.children[path] = (specs, *child.init(record.key, *specs))
+            _, params, state = found
+            out, _ = child._unchecked_apply(params, state, *inputs, train=False, **options)
+            return out
+        except Exception as error:
+            _locate(error, self._layer, _dotted(path))
+            raise
+
+    @property
+    def state(self) -> State:
+        return {}
+
+
+def _init_from_apply(layer: Layer, key: Key, inputs: tuple, options: dict
+                     ) -> tuple[Params, State]:
+    """``layer.init`` by default: one abstract pass over ``apply`` notes each
+    child's inputs, then each child is initialised with its key."""
+    arrays, rebuild = _array_leaves(inputs)
+    record = _InitRecord(None, layer)
+
+    def trace(abstract_key: Key, arrays: list) -> None:
+        record.key = abstract_key  # the children's inits in the pass
+        layer._unchecked_apply(record, {}, *rebuild(arrays), train=False, **options)
+
+    eval_shape(trace, _KEY_SPEC, [spec_of(x) for x in arrays])
+    return _init_children(layer, key, record)
+
+
+def _init_children(layer: Layer, key: Key, record: _InitRecord) -> tuple[Params, State]:
+    """The ``(params, state)`` of ``layer`` from its children's ``init`` on
+    the inputs ``record`` noted, child ``i`` of ``n`` with the key
+    ``ftorch.random.split(key, n)[i]``."""
+    layout = _layout(layer)
+    keys = random.split(key, len(layout)) if layout else None
+    made = {}
+    for i, (path, child) in enumerate(layout):
+        found = record.children.get(path)
+        if found is None:
+            continue
+        try:
+            made[path] = (_init_children(child, keys[i], found)
+                          if isinstance(found, _InitRecord) else child.init(keys[i], *found[0]))
+        except Exception as error:
+            _locate(error, layer, _dotted(path))
+            raise
+    return _join(layer, made)
+
+
+# ----------------------------------------------------------------------------
+# Explaining a failed apply: params, state and inputs against init's
+# ----------------------------------------------------------------------------
 
 
 def _explaining_failures(apply: Callable) -> Callable:
@@ -525,12 +758,19 @@ def _explaining_failures(apply: Callable) -> Callable:
         try:
             return apply(self, params, state, *inputs, **options)
         except Exception as error:
-            clearer = _explanation(self, error, params, state, inputs)
-            if clearer is None:
-                raise
-            raise clearer from error
+            _raise_clearer(self, error, params, state, inputs)
+            raise
 
     return explained
+
+
+def _raise_clearer(layer: Layer, error: Exception, params: Params, state: State,
+                   inputs: tuple) -> None:
+    """Raise a clearer error than ``error`` (raised by ``layer.apply``) if
+    there is one; else return, for the caller to raise ``error``."""
+    clearer = _explanation(layer, error, params, state, inputs)
+    if clearer is not None:
+        raise clearer from error
 
 
 def _explanation(layer: Layer, error: Exception, params: Params, state: State,
@@ -573,7 +813,8 @@ def _owner(layer: Layer, name: str) -> tuple[list[str], Layer, str]:
     the dotted ``name`` is, that sub-layer, and ``name`` within it."""
     names: list[str] = []
     while True:
-        for child_name, child in layer._children().items():
+        for path, child in _layout(layer):
+            child_name = _dotted(path)
             if name.startswith(child_name + "."):
                 names.append(child_name)
                 layer, name = child, name[len(child_name) + 1:]
@@ -621,16 +862,11 @@ def _mismatch(layer: Layer, what: str, given: PyTree, expected: PyTree) -> Excep
     return layer_error(owners[names], message, root=layer, names=names)
 
 
+
+
 # ----------------------------------------------------------------------------
 # Helpers shared by the layers
 # ----------------------------------------------------------------------------
-
-
-def child_key(key: Key, index: int, n: int) -> Key:
-    """The key of child ``index`` of ``n``: ``ftorch.random.split(key, n)[index]``
-    (MLX splits in one call, about twenty times faster than a ``fold_in``
-    per child outside ``jit``)."""
-    return random.split(key, n)[index]
 
 
 def check_key(key: Any, where: str) -> None:

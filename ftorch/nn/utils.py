@@ -27,21 +27,13 @@ import ftorch.numpy as fnp
 from ftorch import tree
 from ftorch.core import ShapeDtypeStruct, is_floating
 from ftorch.dtypes import DTypeLike, to_mlx_dtype
-from ftorch.nn._layer import (
-    Layer,
-    Params,
-    PyTree,
-    State,
-    named_leaves,
-    nest,
-    recording,
-    spec_of,
-)
+from ftorch.nn._layer import Layer, Params, PyTree, State, named_leaves, recording, spec_of
 
 __all__ = [
     "count_params", "summary", "cast", "partition", "combine", "flatten_names",
     "unflatten_names", "load_weights", "save_weights",
 ]
+
 
 def _is_leaf(x: Any) -> bool:
     return isinstance(x, ShapeDtypeStruct)
@@ -51,6 +43,29 @@ def _name(path: tuple) -> str:
     return ".".join(str(p) for p in path)
 
 
+def _nest(flat: Mapping[str, Any]) -> dict:
+    """Nested dicts from dotted names, as ``mlx.utils.tree_unflatten``: a
+    level whose keys are all integers ``0..n-1`` becomes a list (missing
+    indices are ``{}``, as in MLX)."""
+    children: dict[str, dict[str, Any]] = {}
+    for name, value in flat.items():
+        head, _, rest = name.partition(".")
+        children.setdefault(head, {})[rest] = value
+    out: dict = {}
+    for head, sub in children.items():
+        if "" in sub:
+            if len(sub) > 1:
+                raise ValueError(f"the name {head!r} is both a leaf and a subtree")
+            out[head] = sub[""]
+        else:
+            out[head] = _nest(sub)
+    if out and all(k.isdigit() for k in out) and len({int(k) for k in out}) == len(out):
+        items: list = []
+        for i, k in sorted((int(k), k) for k in out):
+            items.extend({} for _ in range(i - len(items)))
+            items.append(out[k])
+        return items  # type: ignore[return-value]
+    return out
 
 
 def count_params(params: PyTree) -> int:
@@ -211,7 +226,7 @@ def unflatten_names(flat: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> PyTr
     items = dict(flat.items() if isinstance(flat, Mapping) else flat)
     if not items:
         return {}
-    return nest(items)
+    return _nest(items)
 
 
 def load_weights(weights: str | os.PathLike | Mapping[str, Any] | Iterable[tuple[str, Any]],

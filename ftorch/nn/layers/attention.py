@@ -22,7 +22,6 @@ from ftorch.memory import check_fits
 from ftorch.nn import functional as F
 from ftorch.nn._layer import (
     Array,
-    InputSpec,
     Key,
     Layer,
     Params,
@@ -30,7 +29,8 @@ from ftorch.nn._layer import (
     check_positive,
     layer_error,
     shape_of,
-    with_features,
+    sublayer,
+    sublayers,
 )
 from ftorch.nn.layers.linear import Linear
 
@@ -94,7 +94,8 @@ class MultiHeadAttention(Layer):
             Default: ``False``.
 
     Params: the ``Linear`` layers ``query_proj``, ``key_proj``,
-    ``value_proj``, ``out_proj``. ``apply(params, state, queries, keys=None,
+    ``value_proj``, ``out_proj`` (its children, made from the arguments).
+    ``init(key, queries, keys=None, values=None)``; ``apply(params, state, queries, keys=None,
     values=None, mask=None)``: ``queries`` ``(..., L_q, query_input_dims)``,
     ``keys`` ``(..., L_k, key_input_dims)`` (default: the queries: self
     attention), ``values`` ``(..., L_k, value_input_dims)`` (default: the
@@ -120,6 +121,10 @@ class MultiHeadAttention(Layer):
     value_dims: int | None = None
     value_output_dims: int | None = None
     bias: bool = False
+    query_proj: Linear = sublayer()
+    key_proj: Linear = sublayer()
+    value_proj: Linear = sublayer()
+    out_proj: Linear = sublayer()
 
     def __post_init__(self) -> None:
         check_positive("MultiHeadAttention", dims=self.dims, num_heads=self.num_heads)
@@ -139,28 +144,10 @@ class MultiHeadAttention(Layer):
         if filled["value_dims"] % self.num_heads:
             raise ValueError(f"MultiHeadAttention: value_dims={filled['value_dims']} must be "
                              f"divisible by num_heads={self.num_heads}")
-
-    def children(self) -> dict[str, Layer]:
-        """The projections ``query_proj``, ``key_proj``, ``value_proj``, ``out_proj``."""
-        return {
-            "query_proj": Linear(self.query_input_dims, self.dims, self.bias),
-            "key_proj": Linear(self.key_input_dims, self.dims, self.bias),
-            "value_proj": Linear(self.value_input_dims, self.value_dims, self.bias),
-            "out_proj": Linear(self.value_dims, self.value_output_dims, self.bias),
-        }
-
-    def init(self, key: Key, queries: InputSpec, keys: InputSpec | None = None,
-             values: InputSpec | None = None) -> tuple[Params, State]:
-        """The four projections' parameters; no state."""
-        keys = queries if keys is None else keys
-        values = keys if values is None else values
-        return self.join({
-            "query_proj": self.init_child("query_proj", key, queries),
-            "key_proj": self.init_child("key_proj", key, keys),
-            "value_proj": self.init_child("value_proj", key, values),
-            "out_proj": self.init_child("out_proj", key, with_features(queries,
-                                                                        self.value_dims)),
-        })
+        sublayers(self, query_proj=Linear(self.query_input_dims, self.dims, self.bias),
+                  key_proj=Linear(self.key_input_dims, self.dims, self.bias),
+                  value_proj=Linear(self.value_input_dims, self.value_dims, self.bias),
+                  out_proj=Linear(self.value_dims, self.value_output_dims, self.bias))
 
     def apply(self, params: Params, state: State, queries: Array, keys: Array | None = None,
               values: Array | None = None, mask: Any = None, *, key: Key | None = None,
@@ -170,12 +157,12 @@ class MultiHeadAttention(Layer):
         values = keys if values is None else values
         self._check_inputs(queries, keys, values)
         run = self.bind(params, state, key=key, train=train)
-        q = _heads(run("query_proj", queries), self.num_heads)
-        k = _heads(run("key_proj", keys), self.num_heads)
-        v = _heads(run("value_proj", values), self.num_heads)
+        q = _heads(run.query_proj(queries), self.num_heads)
+        k = _heads(run.key_proj(keys), self.num_heads)
+        v = _heads(run.value_proj(values), self.num_heads)
         out = F.scaled_dot_product_attention(q, k, v, scale=1.0 / math.sqrt(q.shape[-1]),
                                              mask=mask)
-        return run("out_proj", _merge_heads(out)), run.state
+        return run.out_proj(_merge_heads(out)), run.state
 
     def _check_inputs(self, queries: Array, keys: Array, values: Array) -> None:
         """A clear error unless the inputs are ``(..., L, features)`` with

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ftorch.nn._layer import InputSpec, Key, Layer, Params, State
+from ftorch.nn._layer import Key, Layer, Params, State
 from ftorch.nn.layers.activations import as_layer
 
 __all__ = ["Sequential"]
@@ -30,9 +30,10 @@ class Sequential(Layer):
     Params: ``{"layers": [p0, p1, ...]}`` (``{}`` for a layer without
     parameters), so the flat names are ``mlx.nn``'s (``"layers.0.weight"``).
     State: ``{"layers": [s0, s1, ...]}`` when a layer has state, else ``{}``.
-    ``init`` gives each layer the shape its predecessor outputs (found with
-    ``ft.eval_shape``, computing nothing). ``apply`` with ``key`` gives layer
-    ``i`` the key ``ftorch.random.split(key, n)[i]``, so one key serves all.
+    ``init`` gives each layer the shape its predecessor outputs (one pass of
+    ``ft.eval_shape`` over the whole chain, computing nothing). ``apply``
+    with ``key`` gives layer ``i`` the key ``ftorch.random.split(key, n)[i]``,
+    so one key serves all.
 
     >>> import ftorch.nn as nn, ftorch.random as random, mlx.core as mx
     >>> model = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.5), lambda x: 2 * x)
@@ -52,29 +53,18 @@ class Sequential(Layer):
     def __repr__(self) -> str:
         return f"Sequential({', '.join(map(repr, self.layers))})"
 
-    def children(self) -> dict[str, Layer]:
-        """``{"layers.0": layer0, ...}``."""
-        return {f"layers.{i}": layer for i, layer in enumerate(self.layers)}
-
-    def init(self, key: Key, x: InputSpec) -> tuple[Params, State]:
-        """Each layer's ``init`` on its predecessor's output shape."""
-        by_name = {}
-        n = len(self.layers)
-        for i, layer in enumerate(self.layers):
-            name = f"layers.{i}"
-            params, state = by_name[name] = self.init_child(name, key, x)
-            if i + 1 < n:
-                x = layer.eval_shape(params, state, x)
-        if not by_name:
-            return {"layers": []}, {}
-        return self.join(by_name)
+    def children(self) -> dict[str, Any]:
+        """``{"layers": layers}``, even when there are none."""
+        return {"layers": self.layers}
 
     def apply(self, params: Params, state: State, x: Any, *, key: Key | None = None,
               train: bool = False) -> tuple[Any, State]:
         """``(layer_n(...layer_0(x)), new state)``."""
         run = self.bind(params, state, key=key, train=train)
-        for i in range(len(self.layers)):
-            x = run(f"layers.{i}", x)
+        for i, layer in enumerate(self.layers):
+            # run.layers[i](x), without making a bound child per call: a
+            # Sequential of small layers is where the per-layer cost shows.
+            x = run._run(("layers", i), layer, (x,), {})
         return x, run.state
 
     def __len__(self) -> int:

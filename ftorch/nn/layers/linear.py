@@ -60,7 +60,7 @@ def linear(x: Array, weight: Array, bias: Array | None = None) -> Array:
     >>> linear(mx.ones((2, 3)), mx.ones((4, 3)), mx.arange(4.0)).tolist()[0]
     [3.0, 4.0, 5.0, 6.0]
     """
-    y = fnp.matmul(x, fnp.swapaxes(weight, 0, 1))
+    y = fnp.matmul(x, weight.T)
     return y if bias is None else y + bias
 
 

@@ -19,14 +19,14 @@ from ftorch.nn import functional as F
 from ftorch.nn._layer import (
     Array,
     Bound,
-    InputSpec,
     Key,
     Layer,
     Params,
     State,
     check_features,
     check_positive,
-    with_features,
+    sublayer,
+    sublayers,
 )
 from ftorch.nn.layers.attention import MultiHeadAttention
 from ftorch.nn.layers.dropout import Dropout
@@ -50,13 +50,48 @@ def _check_block(owner: str, dims: int, num_heads: int, mlp_dims: int | None, dr
         raise TypeError(f"{owner}: activation must be callable, got {activation!r}")
 
 
-def _mlp(run: Bound, activation: Callable, x: Array, dropout: str) -> Array:
-    """``linear2(dropout(activation(linear1(x))))``."""
-    return run("linear2", run(dropout, activation(run("linear1", x))))
+@dataclasses.dataclass(frozen=True)
+class _Block(Layer):
+    """What the encoder and decoder blocks share: their hyperparameters, and
+    sub-blocks (attentions, then the MLP) each with a residual connection, a
+    layer norm ``ln{i}`` and a dropout ``dropout{i}``. A subclass names its
+    attentions in ``attentions`` and declares its children as fields in
+    ``mlx.nn``'s order, the order of their keys."""
+
+    dims: int
+    num_heads: int
+    mlp_dims: int | None = None
+    dropout: float = 0.0
+    activation: Callable[[Array], Array] = F.relu
+    norm_first: bool = True
+
+    attentions = ()  # the attentions' names: a class constant, not a field
+
+    def __post_init__(self) -> None:
+        _check_block(type(self).__name__, self.dims, self.num_heads, self.mlp_dims,
+                     self.dropout, self.activation)
+        object.__setattr__(self, "mlp_dims", self.mlp_dims or 4 * self.dims)
+        sub_blocks = range(1, len(self.attentions) + 2)
+        sublayers(self, **{name: MultiHeadAttention(self.dims, self.num_heads)
+                           for name in self.attentions},
+                  **{f"ln{i}": LayerNorm(self.dims) for i in sub_blocks},
+                  linear1=Linear(self.dims, self.mlp_dims),
+                  linear2=Linear(self.mlp_dims, self.dims),
+                  **{f"dropout{i}": Dropout(self.dropout) for i in sub_blocks})
+
+    def _residual(self, norm: Callable, body: Callable, x: Array) -> Array:
+        """``x + body(norm(x))`` with ``norm_first``, else ``norm(x + body(x))``."""
+        if self.norm_first:
+            return x + body(norm(x))
+        return norm(x + body(x))
+
+    def _mlp(self, run: Bound, dropout: Callable, x: Array) -> Array:
+        """``linear2(dropout(activation(linear1(x))))``."""
+        return run.linear2(dropout(self.activation(run.linear1(x))))
 
 
 @dataclasses.dataclass(frozen=True)
-class TransformerEncoderLayer(Layer):
+class TransformerEncoderLayer(_Block):
     r"""A transformer encoder block, as ``mlx.nn.TransformerEncoderLayer``:
     self attention then an MLP, each with a residual connection; layer norm
     before each (``norm_first=True``) or after each residual sum.
@@ -91,118 +126,28 @@ class TransformerEncoderLayer(Layer):
     (2, 3, 8)
     """
 
-    dims: int
-    num_heads: int
-    mlp_dims: int | None = None
-    dropout: float = 0.0
-    activation: Callable[[Array], Array] = F.relu
-    norm_first: bool = True
+    attention: MultiHeadAttention = sublayer()
+    ln1: LayerNorm = sublayer()
+    ln2: LayerNorm = sublayer()
+    linear1: Linear = sublayer()
+    linear2: Linear = sublayer()
+    dropout1: Dropout = sublayer()
+    dropout2: Dropout = sublayer()
 
-    def __post_init__(self) -> None:
-        _check_block("TransformerEncoderLayer", self.dims, self.num_heads, self.mlp_dims,
-                     self.dropout, self.activation)
-        object.__setattr__(self, "mlp_dims", self.mlp_dims or 4 * self.dims)
-
-    def children(self) -> dict[str, Layer]:
-        """``attention``, ``ln1``, ``ln2``, ``linear1``, ``linear2``, ``dropout1``,
-        ``dropout2`` (the dropouts have no parameters)."""
-        return {
-            "attention": MultiHeadAttention(self.dims, self.num_heads),
-            "ln1": LayerNorm(self.dims),
-            "ln2": LayerNorm(self.dims),
-            "linear1": Linear(self.dims, self.mlp_dims),
-            "linear2": Linear(self.mlp_dims, self.dims),
-            "dropout1": Dropout(self.dropout),
-            "dropout2": Dropout(self.dropout),
-        }
-
-    def init(self, key: Key, x: InputSpec, mask: Any = None) -> tuple[Params, State]:
-        """The sub-layers' parameters; no state."""
-        return self.join({
-            "attention": self.init_child("attention", key, x),
-            "ln1": self.init_child("ln1", key, x),
-            "ln2": self.init_child("ln2", key, x),
-            "linear1": self.init_child("linear1", key, x),
-            "linear2": self.init_child("linear2", key, with_features(x, self.mlp_dims)),
-        })
+    attentions = ("attention",)
 
     def apply(self, params: Params, state: State, x: Array, mask: Any = None, *,
               key: Key | None = None, train: bool = False) -> tuple[Array, State]:
         """``(block(x), state)``."""
         check_features(self, x, self.dims)
         run = self.bind(params, state, key=key, train=train)
-        if self.norm_first:
-            y = run("ln1", x)
-            x = x + run("dropout1", run("attention", y, y, y, mask))
-            y = x + _mlp(run, self.activation, run("ln2", x), "dropout2")
-        else:
-            x = run("ln1", x + run("dropout1", run("attention", x, x, x, mask)))
-            y = run("ln2", x + _mlp(run, self.activation, x, "dropout2"))
+        x = self._residual(run.ln1, lambda y: run.dropout1(run.attention(y, y, y, mask)), x)
+        y = self._residual(run.ln2, lambda y: self._mlp(run, run.dropout2, y), x)
         return y, run.state
 
 
 @dataclasses.dataclass(frozen=True)
-class TransformerEncoder(Layer):
-    r"""``num_layers`` ``TransformerEncoderLayer``s then a ``LayerNorm``, as
-    ``mlx.nn.TransformerEncoder``.
-
-    Args:
-        num_layers (int): The number of blocks.
-        dims, num_heads, mlp_dims, dropout, activation, norm_first: as
-            ``TransformerEncoderLayer``.
-        checkpoint (bool, optional): Recompute each block in the backward
-            pass (``ft.checkpoint``) instead of storing its intermediates.
-            Default: ``False``.
-
-    Params: ``{"layers": [block0, ...], "ln": ...}``.
-
-    >>> import ftorch.nn as nn, ftorch.random as random, mlx.core as mx
-    >>> enc = nn.TransformerEncoder(2, 8, 2, mlp_dims=16)
-    >>> params, _ = enc.init(random.key(0), mx.zeros((4, 8)))
-    >>> enc(params, mx.ones((4, 8)), "causal").shape, len(params["layers"])
-    ((4, 8), 2)
-    """
-
-    num_layers: int
-    dims: int
-    num_heads: int
-    mlp_dims: int | None = None
-    dropout: float = 0.0
-    activation: Callable[[Array], Array] = F.relu
-    norm_first: bool = True
-    checkpoint: bool = False
-
-    def __post_init__(self) -> None:
-        check_positive("TransformerEncoder", num_layers=self.num_layers)
-        _check_block("TransformerEncoder", self.dims, self.num_heads, self.mlp_dims,
-                     self.dropout, self.activation)
-        object.__setattr__(self, "mlp_dims", self.mlp_dims or 4 * self.dims)
-
-    def children(self) -> dict[str, Layer]:
-        """``layers.0`` ... ``layers.{num_layers - 1}``, ``ln``."""
-        block = TransformerEncoderLayer(self.dims, self.num_heads, self.mlp_dims, self.dropout,
-                                        self.activation, self.norm_first)
-        out: dict[str, Layer] = {f"layers.{i}": block for i in range(self.num_layers)}
-        out["ln"] = LayerNorm(self.dims)
-        return out
-
-    def init(self, key: Key, x: InputSpec, mask: Any = None) -> tuple[Params, State]:
-        """Every block's parameters and the final norm's; no state."""
-        return self.join({name: self.init_child(name, key, x) for name in self.children()})
-
-    def apply(self, params: Params, state: State, x: Array, mask: Any = None, *,
-              key: Key | None = None, train: bool = False) -> tuple[Array, State]:
-        """``(ln(block_n(...block_0(x))), state)``."""
-        check_features(self, x, self.dims)
-        run = self.bind(params, state, key=key, train=train)
-        call = run.checkpointed if self.checkpoint else run
-        for i in range(self.num_layers):
-            x = call(f"layers.{i}", x, mask)
-        return run("ln", x), run.state
-
-
-@dataclasses.dataclass(frozen=True)
-class TransformerDecoderLayer(Layer):
+class TransformerDecoderLayer(_Block):
     r"""A transformer decoder block, as ``mlx.nn.TransformerDecoderLayer``:
     self attention, cross attention to ``memory``, then an MLP, each with a
     residual connection and a layer norm (before with ``norm_first``).
@@ -227,42 +172,18 @@ class TransformerDecoderLayer(Layer):
     (3, 8)
     """
 
-    dims: int
-    num_heads: int
-    mlp_dims: int | None = None
-    dropout: float = 0.0
-    activation: Callable[[Array], Array] = F.relu
-    norm_first: bool = True
+    self_attention: MultiHeadAttention = sublayer()
+    cross_attention: MultiHeadAttention = sublayer()
+    ln1: LayerNorm = sublayer()
+    ln2: LayerNorm = sublayer()
+    ln3: LayerNorm = sublayer()
+    linear1: Linear = sublayer()
+    linear2: Linear = sublayer()
+    dropout1: Dropout = sublayer()
+    dropout2: Dropout = sublayer()
+    dropout3: Dropout = sublayer()
 
-    def __post_init__(self) -> None:
-        _check_block("TransformerDecoderLayer", self.dims, self.num_heads, self.mlp_dims,
-                     self.dropout, self.activation)
-        object.__setattr__(self, "mlp_dims", self.mlp_dims or 4 * self.dims)
-
-    def children(self) -> dict[str, Layer]:
-        """The attentions, norms, linears and dropouts, by ``mlx.nn``'s names."""
-        return {
-            "self_attention": MultiHeadAttention(self.dims, self.num_heads),
-            "cross_attention": MultiHeadAttention(self.dims, self.num_heads),
-            "ln1": LayerNorm(self.dims),
-            "ln2": LayerNorm(self.dims),
-            "ln3": LayerNorm(self.dims),
-            "linear1": Linear(self.dims, self.mlp_dims),
-            "linear2": Linear(self.mlp_dims, self.dims),
-            "dropout1": Dropout(self.dropout),
-            "dropout2": Dropout(self.dropout),
-            "dropout3": Dropout(self.dropout),
-        }
-
-    def init(self, key: Key, x: InputSpec, memory: InputSpec, x_mask: Any = None,
-             memory_mask: Any = None) -> tuple[Params, State]:
-        """The sub-layers' parameters; no state."""
-        return self.join({
-            "self_attention": self.init_child("self_attention", key, x),
-            "cross_attention": self.init_child("cross_attention", key, x, memory),
-            **{name: self.init_child(name, key, x) for name in ("ln1", "ln2", "ln3", "linear1")},
-            "linear2": self.init_child("linear2", key, with_features(x, self.mlp_dims)),
-        })
+    attentions = ("self_attention", "cross_attention")
 
     def apply(self, params: Params, state: State, x: Array, memory: Array, x_mask: Any = None,
               memory_mask: Any = None, *, key: Key | None = None, train: bool = False
@@ -271,22 +192,84 @@ class TransformerDecoderLayer(Layer):
         check_features(self, x, self.dims)
         check_features(self, memory, self.dims, "memory")
         run = self.bind(params, state, key=key, train=train)
-        if self.norm_first:
-            y = run("ln1", x)
-            x = x + run("dropout1", run("self_attention", y, y, y, x_mask))
-            y = run("ln2", x)
-            x = x + run("dropout2", run("cross_attention", y, memory, memory, memory_mask))
-            y = x + _mlp(run, self.activation, run("ln3", x), "dropout3")
-        else:
-            x = run("ln1", x + run("dropout1", run("self_attention", x, x, x, x_mask)))
-            x = run("ln2", x + run("dropout2",
-                                   run("cross_attention", x, memory, memory, memory_mask)))
-            y = run("ln3", x + _mlp(run, self.activation, x, "dropout3"))
+        x = self._residual(run.ln1, lambda y: run.dropout1(run.self_attention(y, y, y, x_mask)),
+                           x)
+        x = self._residual(run.ln2, lambda y: run.dropout2(
+            run.cross_attention(y, memory, memory, memory_mask)), x)
+        y = self._residual(run.ln3, lambda y: self._mlp(run, run.dropout3, y), x)
         return y, run.state
 
 
 @dataclasses.dataclass(frozen=True)
-class TransformerDecoder(Layer):
+class _Stack(Layer):
+    """``num_layers`` copies of a block (the class constant ``block``), then
+    a ``LayerNorm``: what the encoder and the decoder share."""
+
+    num_layers: int
+    dims: int
+    num_heads: int
+    mlp_dims: int | None = None
+    dropout: float = 0.0
+    activation: Callable[[Array], Array] = F.relu
+    norm_first: bool = True
+    checkpoint: bool = False
+    layers: tuple[_Block, ...] = sublayer()
+    ln: LayerNorm = sublayer()
+
+    block = _Block  # the blocks' class: a class constant (a subclass's), not a field
+
+    def __post_init__(self) -> None:
+        owner = type(self).__name__
+        check_positive(owner, num_layers=self.num_layers)
+        _check_block(owner, self.dims, self.num_heads, self.mlp_dims, self.dropout,
+                     self.activation)
+        object.__setattr__(self, "mlp_dims", self.mlp_dims or 4 * self.dims)
+        block = self.block(self.dims, self.num_heads, self.mlp_dims, self.dropout,
+                           self.activation, self.norm_first)
+        sublayers(self, layers=(block,) * self.num_layers, ln=LayerNorm(self.dims))
+
+    def _blocks_then_norm(self, params: Params, state: State, key: Key | None, train: bool,
+                          x: Array, *rest: Any) -> tuple[Array, State]:
+        """``(ln(block_n(...block_0(x, *rest)..., *rest)), state)``."""
+        run = self.bind(params, state, key=key, train=train)
+        for block in run.layers:
+            x = block.checkpointed(x, *rest) if self.checkpoint else block(x, *rest)
+        return run.ln(x), run.state
+
+
+@dataclasses.dataclass(frozen=True)
+class TransformerEncoder(_Stack):
+    r"""``num_layers`` ``TransformerEncoderLayer``s then a ``LayerNorm``, as
+    ``mlx.nn.TransformerEncoder``.
+
+    Args:
+        num_layers (int): The number of blocks.
+        dims, num_heads, mlp_dims, dropout, activation, norm_first: as
+            ``TransformerEncoderLayer``.
+        checkpoint (bool, optional): Recompute each block in the backward
+            pass (``ft.checkpoint``) instead of storing its intermediates.
+            Default: ``False``.
+
+    Params: ``{"layers": [block0, ...], "ln": ...}``.
+
+    >>> import ftorch.nn as nn, ftorch.random as random, mlx.core as mx
+    >>> enc = nn.TransformerEncoder(2, 8, 2, mlp_dims=16)
+    >>> params, _ = enc.init(random.key(0), mx.zeros((4, 8)))
+    >>> enc(params, mx.ones((4, 8)), "causal").shape, len(params["layers"])
+    ((4, 8), 2)
+    """
+
+    block = TransformerEncoderLayer
+
+    def apply(self, params: Params, state: State, x: Array, mask: Any = None, *,
+              key: Key | None = None, train: bool = False) -> tuple[Array, State]:
+        """``(ln(block_n(...block_0(x))), state)``."""
+        check_features(self, x, self.dims)
+        return self._blocks_then_norm(params, state, key, train, x, mask)
+
+
+@dataclasses.dataclass(frozen=True)
+class TransformerDecoder(_Stack):
     r"""``num_layers`` ``TransformerDecoderLayer``s then a ``LayerNorm``, as
     ``mlx.nn.TransformerDecoder``.
 
@@ -304,36 +287,7 @@ class TransformerDecoder(Layer):
     (3, 8)
     """
 
-    num_layers: int
-    dims: int
-    num_heads: int
-    mlp_dims: int | None = None
-    dropout: float = 0.0
-    activation: Callable[[Array], Array] = F.relu
-    norm_first: bool = True
-    checkpoint: bool = False
-
-    def __post_init__(self) -> None:
-        check_positive("TransformerDecoder", num_layers=self.num_layers)
-        _check_block("TransformerDecoder", self.dims, self.num_heads, self.mlp_dims,
-                     self.dropout, self.activation)
-        object.__setattr__(self, "mlp_dims", self.mlp_dims or 4 * self.dims)
-
-    def children(self) -> dict[str, Layer]:
-        """``layers.0`` ... ``layers.{num_layers - 1}``, ``ln``."""
-        block = TransformerDecoderLayer(self.dims, self.num_heads, self.mlp_dims, self.dropout,
-                                        self.activation, self.norm_first)
-        out: dict[str, Layer] = {f"layers.{i}": block for i in range(self.num_layers)}
-        out["ln"] = LayerNorm(self.dims)
-        return out
-
-    def init(self, key: Key, x: InputSpec, memory: InputSpec, x_mask: Any = None,
-             memory_mask: Any = None) -> tuple[Params, State]:
-        """Every block's parameters and the final norm's; no state."""
-        by_name = {f"layers.{i}": self.init_child(f"layers.{i}", key, x, memory)
-                   for i in range(self.num_layers)}
-        by_name["ln"] = self.init_child("ln", key, x)
-        return self.join(by_name)
+    block = TransformerDecoderLayer
 
     def apply(self, params: Params, state: State, x: Array, memory: Array, x_mask: Any = None,
               memory_mask: Any = None, *, key: Key | None = None, train: bool = False
@@ -341,8 +295,5 @@ class TransformerDecoder(Layer):
         """``(ln(block_n(...block_0(x, memory), memory)), state)``."""
         check_features(self, x, self.dims)
         check_features(self, memory, self.dims, "memory")
-        run = self.bind(params, state, key=key, train=train)
-        call = run.checkpointed if self.checkpoint else run
-        for i in range(self.num_layers):
-            x = call(f"layers.{i}", x, memory, x_mask, memory_mask)
-        return run("ln", x), run.state
+        return self._blocks_then_norm(params, state, key, train, x, memory, x_mask,
+                                      memory_mask)
