@@ -650,15 +650,18 @@ _KEY_SPEC = ShapeDtypeStruct((2,), mx.uint32)
 
 
 class _InitRecord:
-    """What the default ``init``'s pass over ``apply`` found, by child path:
-    each child's ``(inputs, params, state)`` from its first call (shapes
-    only), or, for a child initialised the same way, its own record. It
-    stands in for the params of a layer whose ``apply`` it runs."""
+    """What the default ``init``'s pass over ``apply`` noted, by child path:
+    the inputs (shapes) of each child's first call, or, for a child that is
+    initialised the same way, its own record. It stands in for the params
+    of the layer whose ``apply`` the pass runs."""
 
-    __slots__ = ("key", "children", "layer")
+    __slots__ = ("layer", "children", "seen")
 
-    def __init__(self, key: Key, layer: Layer):
-        self.key, self.layer, self.children = key, layer, {}
+    def __init__(self, layer: Layer, seen: dict):
+        self.layer, self.children = layer, {}
+        # (child, input shapes, options) -> (note, output shapes), for the
+        # whole pass: a stack of equal blocks is traced once, not per block.
+        self.seen = seen
 
     def _refuse(self, *_: Any) -> Any:
         raise TypeError(
@@ -673,32 +676,57 @@ def _initialises_from_apply(layer: Layer) -> bool:
     return type(layer).init is Layer.init
 
 
+def _specs(t: PyTree) -> PyTree:
+    """``t`` with its arrays (and traced values) replaced by their
+    ``ShapeDtypeStruct``s, its other leaves (``"causal"``, ``None``) kept."""
+    return tree.map(lambda x: spec_of(x) if hasattr(x, "shape") else x, t, is_leaf=_is_spec)
+
+
+def _stand_in(t: PyTree) -> PyTree:
+    """Zeros in place of the ``ShapeDtypeStruct``s of ``t``."""
+    return tree.map(lambda s: fnp.zeros(s.shape, s.dtype) if _is_spec(s) else s, t,
+                    is_leaf=_is_spec)
+
+
 class _Recording(Bound):
-    """The ``Bound`` of the default ``init``'s pass: a child called is
-    initialised (on shapes), noted, and applied in evaluation mode."""
+    """The ``Bound`` of the default ``init``'s pass: a child called is noted
+    with its inputs, and gives zeros shaped as its output."""
 
     __slots__ = ()
 
     def _run(self, path: Path, child: Layer, inputs: tuple, options: dict,
              remat: bool = False) -> Any:
         record = self._params
-        found = record.children.get(path)
         try:
-            if _initialises_from_apply(child):
-                if found is None:
-                    found = record.children[path] = _InitRecord(record.key, child)
-                out, _ = child._unchecked_apply(found, {}, *inputs, train=False, **options)
-                return out
-            if found is None:
-                specs = tree.map(lambda x: spec_of(x) if hasattr(x, "shape") else x,
-                                 inputs[:_init_arity(type(child))], is_leaf=_is_spec)
-                found = record.children[path] = (specs, *child.init(record.key, *specs))
-            _, params, state = found
-            out, _ = child._unchecked_apply(params, state, *inputs, train=False, **options)
-            return out
+            specs = _specs(inputs)
+            kind: Any = (child, specs, _specs(tuple(sorted(options.items()))))
+            try:
+                noted = record.seen.get(kind)
+            except TypeError:  # a layer or inputs that cannot be hashed: traced each time
+                kind, noted = None, None
+            if noted is None:
+                noted = self._note(child, specs, inputs, options)
+                if kind is not None:
+                    record.seen[kind] = noted
+            note, out = noted
+            record.children.setdefault(path, note)  # a child called twice: its first call
+            return _stand_in(out)
         except Exception as error:
             _locate(error, self._layer, _dotted(path))
             raise
+
+    def _note(self, child: Layer, specs: tuple, inputs: tuple, options: dict
+              ) -> tuple[Any, PyTree]:
+        """What to note of ``child`` called on ``inputs`` (``specs`` their
+        shapes), and its output's shapes, found with stand-ins of its params."""
+        if _initialises_from_apply(child):
+            note: Any = _InitRecord(child, self._params.seen)
+            out, _ = child._unchecked_apply(note, {}, *inputs, train=False, **options)
+        else:
+            note = specs[:_init_arity(type(child))]
+            params, state = _stand_in(_init_spec(child, note))
+            out, _ = child._unchecked_apply(params, state, *inputs, train=False, **options)
+        return note, _specs(out)
 
     @property
     def state(self) -> State:
@@ -710,13 +738,12 @@ def _init_from_apply(layer: Layer, key: Key, inputs: tuple, options: dict
     """``layer.init`` by default: one abstract pass over ``apply`` notes each
     child's inputs, then each child is initialised with its key."""
     arrays, rebuild = _array_leaves(inputs)
-    record = _InitRecord(None, layer)
+    record = _InitRecord(layer, {})
 
-    def trace(abstract_key: Key, arrays: list) -> None:
-        record.key = abstract_key  # the children's inits in the pass
+    def trace(arrays: list) -> None:
         layer._unchecked_apply(record, {}, *rebuild(arrays), train=False, **options)
 
-    eval_shape(trace, _KEY_SPEC, [spec_of(x) for x in arrays])
+    eval_shape(trace, [spec_of(x) for x in arrays])
     return _init_children(layer, key, record)
 
 
@@ -733,7 +760,7 @@ def _init_children(layer: Layer, key: Key, record: _InitRecord) -> tuple[Params,
             continue
         try:
             made[path] = (_init_children(child, keys[i], found)
-                          if isinstance(found, _InitRecord) else child.init(keys[i], *found[0]))
+                          if isinstance(found, _InitRecord) else child.init(keys[i], *found))
         except Exception as error:
             _locate(error, layer, _dotted(path))
             raise
