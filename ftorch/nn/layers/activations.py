@@ -16,17 +16,8 @@ from typing import Any
 import mlx.core as mx
 
 from ftorch.nn import functional as F
-from ftorch.nn._layer import (
-    Array,
-    InputSpec,
-    Key,
-    Layer,
-    Params,
-    State,
-    check_features,
-    check_param_fits,
-    check_positive,
-)
+from ftorch.nn._layer import Array, InputSpec, Key, Layer, Params, State
+from ftorch.nn.layers._checks import check_features, check_param_fits, check_positive
 
 __all__ = [
     "Lambda", "ReLU", "ReLU2", "ReLU6", "LeakyReLU", "PReLU", "ELU", "CELU", "SELU", "GELU",

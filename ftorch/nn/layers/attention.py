@@ -20,18 +20,8 @@ import ftorch.numpy as fnp
 from ftorch.dtypes import DTypeLike, to_mlx_dtype
 from ftorch.memory import check_fits
 from ftorch.nn import functional as F
-from ftorch.nn._layer import (
-    Array,
-    Key,
-    Layer,
-    Params,
-    State,
-    check_positive,
-    layer_error,
-    shape_of,
-    sublayer,
-    sublayers,
-)
+from ftorch.nn._layer import Array, Key, Layer, Params, State, layer_error, sublayer, sublayers
+from ftorch.nn.layers._checks import check_positive, shape_of
 from ftorch.nn.layers.linear import Linear
 
 __all__ = ["MultiHeadAttention", "create_additive_causal_mask"]

@@ -16,25 +16,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
+from typing import ClassVar
 
 import ftorch.numpy as fnp
 import ftorch.random as random
 from ftorch.nn import _conv
-from ftorch.nn._layer import (
-    Array,
-    InputSpec,
-    Key,
-    Layer,
-    Params,
-    State,
-    batched,
+from ftorch.nn._layer import Array, InputSpec, Key, Layer, Params, State
+from ftorch.nn.init import Initializer
+from ftorch.nn.layers._checks import (
     check_param_fits,
     check_positive,
     check_spatial,
     checked_param,
     ntuple,
 )
-from ftorch.nn.init import Initializer
 from ftorch.nn.layers.linear import init_param
 
 __all__ = [
@@ -42,25 +38,33 @@ __all__ = [
 ]
 
 
+def batched(fn: Callable[[Array], Array], x: Array, nd: int) -> Array:
+    """``fn`` (which needs ``(N, *spatial, C)``, ``nd`` spatial axes) on ``x``
+    with or without its batch axis, so a layer applies to one example (as
+    under ``ft.vmap``) as to a batch."""
+    if x.ndim == nd + 1:
+        return fnp.squeeze(fn(fnp.expand_dims(x, 0)), 0)
+    return fn(x)
+
+
+@dataclasses.dataclass(frozen=True)
 class _ConvNd(Layer):
-    """The shared code of the convolutions (not a dataclass: each subclass
-    declares these fields in ``mlx.nn``'s positional order, the extras
-    keyword-only)."""
+    """The shared code and leading fields of the convolutions; each subclass
+    adds the rest in ``mlx.nn``'s positional order (the extras keyword-only)
+    and sets ``nd``, the number of spatial axes, and ``op``, its
+    ``ftorch.nn._conv`` function."""
 
     in_channels: int
     out_channels: int
     kernel_size: int | tuple[int, ...]
-    stride: int | tuple[int, ...]
-    padding: int | tuple[int, ...]
-    dilation: int | tuple[int, ...]
-    groups: int
-    bias: bool
-    weight_init: Initializer | None
-    bias_init: Initializer | None
-    _weight_shape: tuple[int, ...]  # set by __post_init__
+    stride: int | tuple[int, ...] = 1
+    padding: int | tuple[int, ...] = 0
+    dilation: int | tuple[int, ...] = 1
 
-    nd = 0  # the number of spatial axes (a class constant, not a field)
-    transposed = False
+    # The subclasses add the fields groups, bias, weight_init and bias_init,
+    # and set the number of spatial axes and the convolution.
+    nd: ClassVar[int]
+    op: ClassVar[Callable[..., Array]]
 
     def __post_init__(self) -> None:
         name, nd = type(self).__name__, self.nd
@@ -100,7 +104,7 @@ class _ConvNd(Layer):
         return params, {}
 
     def _conv(self, x: Array, weight: Array) -> Array:
-        raise NotImplementedError
+        return self.op(x, weight, self.stride, self.padding, self.dilation, self.groups)
 
     def apply(self, params: Params, state: State, x: Array, *, key: Key | None = None,
               train: bool = False) -> tuple[Array, State]:
@@ -134,7 +138,18 @@ _CONV_ARGS = """
 
 
 @dataclasses.dataclass(frozen=True)
-class Conv1d(_ConvNd):
+class _GroupedConv(_ConvNd):
+    """``Conv1d`` and ``Conv2d``'s fields after ``dilation``: ``groups`` then
+    ``bias``, positional, as ``mlx.nn``'s."""
+
+    groups: int = 1
+    bias: bool = True
+    _: dataclasses.KW_ONLY
+    weight_init: Initializer | None = None
+    bias_init: Initializer | None = None
+
+
+class Conv1d(_GroupedConv):
     __doc__ = r"""A 1-d convolution (cross-correlation) over ``(N, L, C_in)``,
     as ``mlx.nn.Conv1d``: :math:`y = \mathrm{conv1d}(x, W) + b`, ``W`` of
     shape ``(C_out, K, C_in // groups)``.
@@ -146,26 +161,11 @@ class Conv1d(_ConvNd):
     (1, 4, 4)
     """
 
-    in_channels: int
-    out_channels: int
-    kernel_size: int | tuple[int, ...]
-    stride: int | tuple[int, ...] = 1
-    padding: int | tuple[int, ...] = 0
-    dilation: int | tuple[int, ...] = 1
-    groups: int = 1
-    bias: bool = True
-    _: dataclasses.KW_ONLY
-    weight_init: Initializer | None = None
-    bias_init: Initializer | None = None
-
     nd = 1
-
-    def _conv(self, x: Array, weight: Array) -> Array:
-        return _conv.conv1d(x, weight, self.stride, self.padding, self.dilation, self.groups)
+    op = staticmethod(_conv.conv1d)
 
 
-@dataclasses.dataclass(frozen=True)
-class Conv2d(_ConvNd):
+class Conv2d(_GroupedConv):
     __doc__ = r"""A 2-d convolution over ``(N, H, W, C_in)``, as
     ``mlx.nn.Conv2d``: ``W`` of shape ``(C_out, KH, KW, C_in // groups)``.
 """ + _CONV_ARGS + """
@@ -176,22 +176,8 @@ class Conv2d(_ConvNd):
     ((8, 3, 1, 2), (3, 5, 8))
     """
 
-    in_channels: int
-    out_channels: int
-    kernel_size: int | tuple[int, ...]
-    stride: int | tuple[int, ...] = 1
-    padding: int | tuple[int, ...] = 0
-    dilation: int | tuple[int, ...] = 1
-    groups: int = 1
-    bias: bool = True
-    _: dataclasses.KW_ONLY
-    weight_init: Initializer | None = None
-    bias_init: Initializer | None = None
-
     nd = 2
-
-    def _conv(self, x: Array, weight: Array) -> Array:
-        return _conv.conv2d(x, weight, self.stride, self.padding, self.dilation, self.groups)
+    op = staticmethod(_conv.conv2d)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -207,12 +193,6 @@ class Conv3d(_ConvNd):
     (1, 3, 3, 3, 3)
     """
 
-    in_channels: int
-    out_channels: int
-    kernel_size: int | tuple[int, ...]
-    stride: int | tuple[int, ...] = 1
-    padding: int | tuple[int, ...] = 0
-    dilation: int | tuple[int, ...] = 1
     bias: bool = True
     _: dataclasses.KW_ONLY
     groups: int = 1
@@ -220,16 +200,7 @@ class Conv3d(_ConvNd):
     bias_init: Initializer | None = None
 
     nd = 3
-
-    def _conv(self, x: Array, weight: Array) -> Array:
-        return _conv.conv3d(x, weight, self.stride, self.padding, self.dilation, self.groups)
-
-
-class _ConvTransposeNd(_ConvNd):
-    output_padding: int | tuple[int, ...]
-
-    def _tuple_fields(self) -> tuple[str, ...]:
-        return ("kernel_size", "stride", "padding", "dilation", "output_padding")
+    op = staticmethod(_conv.conv3d)
 
 
 _TRANSPOSE_ARGS = _CONV_ARGS + """\
@@ -239,6 +210,25 @@ _TRANSPOSE_ARGS = _CONV_ARGS + """\
 
 
 @dataclasses.dataclass(frozen=True)
+class _ConvTransposeNd(_ConvNd):
+    """The transposed convolutions' fields after ``dilation``:
+    ``output_padding`` and ``bias``, then ``groups`` keyword-only."""
+
+    output_padding: int | tuple[int, ...] = 0
+    bias: bool = True
+    _: dataclasses.KW_ONLY
+    groups: int = 1
+    weight_init: Initializer | None = None
+    bias_init: Initializer | None = None
+
+    def _tuple_fields(self) -> tuple[str, ...]:
+        return ("kernel_size", "stride", "padding", "dilation", "output_padding")
+
+    def _conv(self, x: Array, weight: Array) -> Array:
+        return self.op(x, weight, self.stride, self.padding, self.dilation, self.output_padding,
+                       self.groups)
+
+
 class ConvTranspose1d(_ConvTransposeNd):
     __doc__ = r"""A 1-d transposed convolution over ``(N, L, C_in)``, as
     ``mlx.nn.ConvTranspose1d`` (plus ``groups``): ``W`` of shape
@@ -253,27 +243,10 @@ class ConvTranspose1d(_ConvTransposeNd):
     (1, 11, 4)
     """
 
-    in_channels: int
-    out_channels: int
-    kernel_size: int | tuple[int, ...]
-    stride: int | tuple[int, ...] = 1
-    padding: int | tuple[int, ...] = 0
-    dilation: int | tuple[int, ...] = 1
-    output_padding: int | tuple[int, ...] = 0
-    bias: bool = True
-    _: dataclasses.KW_ONLY
-    groups: int = 1
-    weight_init: Initializer | None = None
-    bias_init: Initializer | None = None
-
     nd = 1
-
-    def _conv(self, x: Array, weight: Array) -> Array:
-        return _conv.conv_transpose1d(x, weight, self.stride, self.padding, self.dilation,
-                                      self.output_padding, self.groups)
+    op = staticmethod(_conv.conv_transpose1d)
 
 
-@dataclasses.dataclass(frozen=True)
 class ConvTranspose2d(_ConvTransposeNd):
     __doc__ = r"""A 2-d transposed convolution over ``(N, H, W, C_in)``, as
     ``mlx.nn.ConvTranspose2d`` (plus ``groups``): ``W`` of shape
@@ -286,27 +259,10 @@ class ConvTranspose2d(_ConvTransposeNd):
     (1, 8, 8, 2)
     """
 
-    in_channels: int
-    out_channels: int
-    kernel_size: int | tuple[int, ...]
-    stride: int | tuple[int, ...] = 1
-    padding: int | tuple[int, ...] = 0
-    dilation: int | tuple[int, ...] = 1
-    output_padding: int | tuple[int, ...] = 0
-    bias: bool = True
-    _: dataclasses.KW_ONLY
-    groups: int = 1
-    weight_init: Initializer | None = None
-    bias_init: Initializer | None = None
-
     nd = 2
-
-    def _conv(self, x: Array, weight: Array) -> Array:
-        return _conv.conv_transpose2d(x, weight, self.stride, self.padding, self.dilation,
-                                      self.output_padding, self.groups)
+    op = staticmethod(_conv.conv_transpose2d)
 
 
-@dataclasses.dataclass(frozen=True)
 class ConvTranspose3d(_ConvTransposeNd):
     __doc__ = r"""A 3-d transposed convolution over ``(N, D, H, W, C_in)``, as
     ``mlx.nn.ConvTranspose3d``: ``W`` of shape ``(C_out, KD, KH, KW, C_in)``
@@ -319,21 +275,5 @@ class ConvTranspose3d(_ConvTransposeNd):
     (1, 4, 4, 4, 2)
     """
 
-    in_channels: int
-    out_channels: int
-    kernel_size: int | tuple[int, ...]
-    stride: int | tuple[int, ...] = 1
-    padding: int | tuple[int, ...] = 0
-    dilation: int | tuple[int, ...] = 1
-    output_padding: int | tuple[int, ...] = 0
-    bias: bool = True
-    _: dataclasses.KW_ONLY
-    groups: int = 1
-    weight_init: Initializer | None = None
-    bias_init: Initializer | None = None
-
     nd = 3
-
-    def _conv(self, x: Array, weight: Array) -> Array:
-        return _conv.conv_transpose3d(x, weight, self.stride, self.padding, self.dilation,
-                                      self.output_padding, self.groups)
+    op = staticmethod(_conv.conv_transpose3d)

@@ -12,20 +12,13 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 import ftorch.numpy as fnp
 import ftorch.random as random
 from ftorch.nn import functional as F
-from ftorch.nn._layer import (
-    Array,
-    InputSpec,
-    Key,
-    Layer,
-    Params,
-    State,
-    check_key,
-    check_ndim,
-)
+from ftorch.nn._layer import Array, InputSpec, Key, Layer, Params, State
+from ftorch.nn.layers._checks import check_key, check_ndim
 
 __all__ = ["Dropout", "Dropout2d", "Dropout3d"]
 
@@ -82,19 +75,29 @@ class Dropout(_DropoutBase):
         return F.dropout(x, self.p, key=self._checked_key(key)), state
 
 
-def _channel_dropout(layer: _DropoutBase, x: Array, key: Key | None, spatial: int) -> Array:
-    """``x`` with whole channels (last axis) zeroed: one draw per example and
-    channel, shared over the ``spatial`` axes before the last."""
-    shape = list(x.shape)
-    for i in range(2, spatial + 2):
-        shape[-i] = 1
-    keep = 1.0 - layer.p
-    mask = random.bernoulli(layer._checked_key(key), keep, tuple(shape))
-    return fnp.where(mask, x / keep, 0)
-
-
 @dataclasses.dataclass(frozen=True)
-class Dropout2d(_DropoutBase):
+class _ChannelDropout(_DropoutBase):
+    """Zeroes whole channels (the last axis) in training: one draw per
+    example and channel, shared over the ``nd`` spatial axes before it."""
+
+    nd: ClassVar[int]
+    layout: ClassVar[str]  # the input's layouts, for errors
+
+    def apply(self, params: Params, state: State, x: Array, *, key: Key | None = None,
+              train: bool = False) -> tuple[Array, State]:
+        """``(x with channels dropped, state)`` in training, else ``(x, state)``."""
+        check_ndim(self, x, (self.nd + 1, self.nd + 2), self.layout)
+        if not train or self.p == 0:
+            return x, state
+        shape = list(x.shape)
+        for i in range(2, self.nd + 2):
+            shape[-i] = 1
+        keep = 1.0 - self.p
+        mask = random.bernoulli(self._checked_key(key), keep, tuple(shape))
+        return fnp.where(mask, x / keep, 0), state
+
+
+class Dropout2d(_ChannelDropout):
     r"""Zeroes whole channels with probability ``p`` in training, as
     ``mlx.nn.Dropout2d``: the input is channels-last, ``NHWC`` or ``HWC``;
     the kept channels are scaled by :math:`1/(1-p)`.
@@ -108,17 +111,10 @@ class Dropout2d(_DropoutBase):
     True
     """
 
-    def apply(self, params: Params, state: State, x: Array, *, key: Key | None = None,
-              train: bool = False) -> tuple[Array, State]:
-        """``(x with channels dropped, state)`` in training, else ``(x, state)``."""
-        check_ndim(self, x, (3, 4), "NHWC or HWC")
-        if not train or self.p == 0:
-            return x, state
-        return _channel_dropout(self, x, key, 2), state
+    nd, layout = 2, "NHWC or HWC"
 
 
-@dataclasses.dataclass(frozen=True)
-class Dropout3d(_DropoutBase):
+class Dropout3d(_ChannelDropout):
     r"""Zeroes whole channels with probability ``p`` in training, as
     ``mlx.nn.Dropout3d``: the input is channels-last, ``NDHWC`` or ``DHWC``.
 
@@ -130,10 +126,4 @@ class Dropout3d(_DropoutBase):
     (2, 2, 2, 2, 3)
     """
 
-    def apply(self, params: Params, state: State, x: Array, *, key: Key | None = None,
-              train: bool = False) -> tuple[Array, State]:
-        """``(x with channels dropped, state)`` in training, else ``(x, state)``."""
-        check_ndim(self, x, (4, 5), "NDHWC or DHWC")
-        if not train or self.p == 0:
-            return x, state
-        return _channel_dropout(self, x, key, 3), state
+    nd, layout = 3, "NDHWC or DHWC"

@@ -17,20 +17,9 @@ import mlx.core as mx
 import ftorch.numpy as fnp
 from ftorch.core import ShapeDtypeStruct
 from ftorch.nn import init as initializers
-from ftorch.nn._layer import (
-    Array,
-    InputSpec,
-    Key,
-    Layer,
-    Params,
-    State,
-    check_param_fits,
-    check_positive,
-    checked_param,
-    layer_error,
-    spec_of,
-)
+from ftorch.nn._layer import Array, InputSpec, Key, Layer, Params, State, layer_error, spec_of
 from ftorch.nn.init import Initializer
+from ftorch.nn.layers._checks import check_param_fits, check_positive, checked_param
 
 __all__ = ["Embedding"]
 

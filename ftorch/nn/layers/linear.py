@@ -17,19 +17,9 @@ from typing import Any
 import ftorch.numpy as fnp
 import ftorch.random as random
 from ftorch.nn import init as initializers
-from ftorch.nn._layer import (
-    Array,
-    InputSpec,
-    Key,
-    Layer,
-    Params,
-    State,
-    check_features,
-    check_param_fits,
-    check_positive,
-    checked_param,
-)
+from ftorch.nn._layer import Array, InputSpec, Key, Layer, Params, State
 from ftorch.nn.init import Initializer
+from ftorch.nn.layers._checks import check_features, check_param_fits, check_positive, checked_param
 
 __all__ = ["Identity", "Linear", "Bilinear"]
 
@@ -50,6 +40,20 @@ def init_param(layer: Layer, name: str, initializer: Initializer | None, key: Ke
     if initializer is None:
         initializer = initializers.uniform(-scale, scale)
     return initializer(key, shape)
+
+
+def _weight_and_bias(layer: Linear | Bilinear, key: Key, shape: tuple[int, ...]) -> Params:
+    r"""``layer``'s ``weight`` of ``shape`` and, with ``layer.bias``, its
+    ``bias`` of ``(output_dims,)``, by default both from
+    :math:`\mathcal{U}(-k, k)`, :math:`k = 1/\sqrt{\text{fan\_in}}` (the
+    weight's last axis), as ``mlx.nn``'s."""
+    scale = math.sqrt(1.0 / shape[-1])
+    kw, kb = random.split(key)
+    params = {"weight": init_param(layer, "weight", layer.weight_init, kw, shape, scale)}
+    if layer.bias:
+        params["bias"] = init_param(layer, "bias", layer.bias_init, kb, (layer.output_dims,),
+                                    scale)
+    return params
 
 
 def linear(x: Array, weight: Array, bias: Array | None = None) -> Array:
@@ -124,14 +128,7 @@ class Linear(Layer):
         r"""``weight`` and ``bias`` (by default from :math:`\mathcal{U}(-k, k)`);
         no state."""
         check_features(self, x, self.input_dims)
-        scale = math.sqrt(1.0 / self.input_dims)
-        kw, kb = random.split(key)
-        shape = (self.output_dims, self.input_dims)
-        params = {"weight": init_param(self, "weight", self.weight_init, kw, shape, scale)}
-        if self.bias:
-            params["bias"] = init_param(self, "bias", self.bias_init, kb, (self.output_dims,),
-                                        scale)
-        return params, {}
+        return _weight_and_bias(self, key, (self.output_dims, self.input_dims)), {}
 
     def apply(self, params: Params, state: State, x: Array, *, key: Key | None = None,
               train: bool = False) -> tuple[Array, State]:
@@ -187,14 +184,8 @@ class Bilinear(Layer):
         no state."""
         check_features(self, x1, self.input1_dims, "x1")
         check_features(self, x2, self.input2_dims, "x2")
-        scale = math.sqrt(1.0 / self.input1_dims)
-        kw, kb = random.split(key)
         shape = (self.output_dims, self.input2_dims, self.input1_dims)
-        params = {"weight": init_param(self, "weight", self.weight_init, kw, shape, scale)}
-        if self.bias:
-            params["bias"] = init_param(self, "bias", self.bias_init, kb, (self.output_dims,),
-                                        scale)
-        return params, {}
+        return _weight_and_bias(self, key, shape), {}
 
     def apply(self, params: Params, state: State, x1: Array, x2: Array, *,
               key: Key | None = None, train: bool = False) -> tuple[Array, State]:

@@ -17,19 +17,8 @@ import mlx.core as mx
 
 import ftorch.numpy as fnp
 from ftorch.nn import functional as F
-from ftorch.nn._layer import (
-    Array,
-    InputSpec,
-    Key,
-    Layer,
-    Params,
-    State,
-    check_features,
-    check_param_fits,
-    check_positive,
-    layer_error,
-    shape_of,
-)
+from ftorch.nn._layer import Array, InputSpec, Key, Layer, Params, State, layer_error
+from ftorch.nn.layers._checks import check_features, check_param_fits, check_positive, shape_of
 
 __all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm", "BatchNorm"]
 
@@ -47,6 +36,18 @@ def _affine_params(layer: Layer, dims: int, bias: bool = True) -> Params:
     return params
 
 
+class _OverChannels(Layer):
+    """The checks of the normalisations of ``dims`` channels (the last axis)
+    with an ``eps``."""
+
+    dims: int
+    eps: float
+
+    def __post_init__(self) -> None:
+        check_positive(type(self).__name__, dims=self.dims)
+        _check_eps(type(self).__name__, self.eps)
+
+
 def _check_batched(layer: Layer, x: InputSpec) -> None:
     if len(shape_of(x)) < 2:
         raise layer_error(layer, f"the input must be (N, ..., C), got shape "
@@ -54,7 +55,7 @@ def _check_batched(layer: Layer, x: InputSpec) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
-class LayerNorm(Layer):
+class LayerNorm(_OverChannels):
     r"""Layer normalisation over the last axis, as ``mlx.nn.LayerNorm``:
 
     .. math:: y = \frac{x - E[x]}{\sqrt{Var[x] + \epsilon}} \gamma + \beta
@@ -82,10 +83,6 @@ class LayerNorm(Layer):
     affine: bool = True
     bias: bool = True
 
-    def __post_init__(self) -> None:
-        check_positive("LayerNorm", dims=self.dims)
-        _check_eps("LayerNorm", self.eps)
-
     def init(self, key: Key, x: InputSpec) -> tuple[Params, State]:
         """``weight`` (ones) and ``bias`` (zeros) if ``affine``; no state."""
         check_features(self, x, self.dims)
@@ -101,7 +98,7 @@ class LayerNorm(Layer):
 
 
 @dataclasses.dataclass(frozen=True)
-class RMSNorm(Layer):
+class RMSNorm(_OverChannels):
     r"""Root-mean-square normalisation over the last axis, as ``mlx.nn.RMSNorm``:
 
     .. math:: y = \frac{x}{\sqrt{E[x^2] + \epsilon}} \gamma
@@ -123,10 +120,6 @@ class RMSNorm(Layer):
     dims: int
     eps: float = 1e-5
 
-    def __post_init__(self) -> None:
-        check_positive("RMSNorm", dims=self.dims)
-        _check_eps("RMSNorm", self.eps)
-
     def init(self, key: Key, x: InputSpec) -> tuple[Params, State]:
         """``weight`` (ones); no state."""
         check_features(self, x, self.dims)
@@ -141,7 +134,7 @@ class RMSNorm(Layer):
 
 
 @dataclasses.dataclass(frozen=True)
-class GroupNorm(Layer):
+class GroupNorm(_OverChannels):
     r"""Group normalisation, as ``mlx.nn.GroupNorm``: the ``dims`` channels
     (last axis) of each example are split into ``num_groups`` groups, each
     standardised over its channels and every spatial position:
@@ -173,8 +166,8 @@ class GroupNorm(Layer):
     pytorch_compatible: bool = False
 
     def __post_init__(self) -> None:
-        check_positive("GroupNorm", num_groups=self.num_groups, dims=self.dims)
-        _check_eps("GroupNorm", self.eps)
+        check_positive("GroupNorm", num_groups=self.num_groups)
+        super().__post_init__()
         if self.dims % self.num_groups:
             raise ValueError(f"GroupNorm: dims={self.dims} must be divisible by "
                              f"num_groups={self.num_groups}")
@@ -204,7 +197,7 @@ class GroupNorm(Layer):
 
 
 @dataclasses.dataclass(frozen=True)
-class InstanceNorm(Layer):
+class InstanceNorm(_OverChannels):
     r"""Instance normalisation, as ``mlx.nn.InstanceNorm``: each example's
     channel (last axis) standardised over the spatial axes of ``(N, ..., C)``:
 
@@ -226,10 +219,6 @@ class InstanceNorm(Layer):
     dims: int
     eps: float = 1e-5
     affine: bool = False
-
-    def __post_init__(self) -> None:
-        check_positive("InstanceNorm", dims=self.dims)
-        _check_eps("InstanceNorm", self.eps)
 
     def init(self, key: Key, x: InputSpec) -> tuple[Params, State]:
         """``weight`` (ones) and ``bias`` (zeros) if ``affine``; no state."""

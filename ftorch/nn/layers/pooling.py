@@ -9,32 +9,28 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import ClassVar
 
 from ftorch.nn import _conv
-from ftorch.nn._layer import (
-    Array,
-    InputSpec,
-    Key,
-    Layer,
-    Params,
-    State,
-    batched,
-    check_spatial,
-    ntuple,
-)
+from ftorch.nn._layer import Array, InputSpec, Key, Layer, Params, State
+from ftorch.nn.layers._checks import check_spatial, ntuple
+from ftorch.nn.layers.conv import batched
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d"]
 
 
+@dataclasses.dataclass(frozen=True)
 class _Pool(Layer):
-    """The shared code of the pooling layers (each subclass declares
-    ``kernel_size``, ``stride``, ``padding``)."""
+    """The pooling layers' fields and code; each subclass sets ``nd``, the
+    number of spatial axes, and ``op``, its ``ftorch.nn._conv`` function."""
 
     kernel_size: int | tuple[int, ...]
-    stride: int | tuple[int, ...] | None
-    padding: int | tuple[int, ...]
+    stride: int | tuple[int, ...] | None = None
+    padding: int | tuple[int, ...] = 0
 
-    nd = 0
+    nd: ClassVar[int]
+    op: ClassVar[Callable[..., Array]]
 
     def __post_init__(self) -> None:
         name = type(self).__name__
@@ -55,7 +51,7 @@ class _Pool(Layer):
         return {}, {}
 
     def _pool(self, x: Array) -> Array:
-        raise NotImplementedError
+        return self.op(x, self.kernel_size, self.stride, self.padding)
 
     def apply(self, params: Params, state: State, x: Array, *, key: Key | None = None,
               train: bool = False) -> tuple[Array, State]:
@@ -74,7 +70,6 @@ _POOL_ARGS = """
 """
 
 
-@dataclasses.dataclass(frozen=True)
 class MaxPool1d(_Pool):
     __doc__ = """The maximum over windows along ``L`` of ``(N, L, C)``, as
     ``mlx.nn.MaxPool1d``.
@@ -84,17 +79,10 @@ class MaxPool1d(_Pool):
     [3.0, 2.0]
     """
 
-    kernel_size: int | tuple[int]
-    stride: int | tuple[int] | None = None
-    padding: int | tuple[int] = 0
-
     nd = 1
-
-    def _pool(self, x: Array) -> Array:
-        return _conv.max_pool1d(x, self.kernel_size, self.stride, self.padding)
+    op = staticmethod(_conv.max_pool1d)
 
 
-@dataclasses.dataclass(frozen=True)
 class MaxPool2d(_Pool):
     __doc__ = """The maximum over windows of ``(N, H, W, C)``, as
     ``mlx.nn.MaxPool2d``.
@@ -104,17 +92,10 @@ class MaxPool2d(_Pool):
     (1, 2, 2, 2)
     """
 
-    kernel_size: int | tuple[int, int]
-    stride: int | tuple[int, int] | None = None
-    padding: int | tuple[int, int] = 0
-
     nd = 2
-
-    def _pool(self, x: Array) -> Array:
-        return _conv.max_pool2d(x, self.kernel_size, self.stride, self.padding)
+    op = staticmethod(_conv.max_pool2d)
 
 
-@dataclasses.dataclass(frozen=True)
 class AvgPool1d(_Pool):
     __doc__ = """The mean over windows along ``L`` of ``(N, L, C)``, as
     ``mlx.nn.AvgPool1d`` (padded zeros count in the mean).
@@ -124,17 +105,10 @@ class AvgPool1d(_Pool):
     [2.0, 1.0]
     """
 
-    kernel_size: int | tuple[int]
-    stride: int | tuple[int] | None = None
-    padding: int | tuple[int] = 0
-
     nd = 1
-
-    def _pool(self, x: Array) -> Array:
-        return _conv.avg_pool1d(x, self.kernel_size, self.stride, self.padding)
+    op = staticmethod(_conv.avg_pool1d)
 
 
-@dataclasses.dataclass(frozen=True)
 class AvgPool2d(_Pool):
     __doc__ = """The mean over windows of ``(N, H, W, C)``, as ``mlx.nn.AvgPool2d``
     (padded zeros count in the mean).
@@ -144,11 +118,5 @@ class AvgPool2d(_Pool):
     [[2.5, 4.5], [10.5, 12.5]]
     """
 
-    kernel_size: int | tuple[int, int]
-    stride: int | tuple[int, int] | None = None
-    padding: int | tuple[int, int] = 0
-
     nd = 2
-
-    def _pool(self, x: Array) -> Array:
-        return _conv.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
+    op = staticmethod(_conv.avg_pool2d)

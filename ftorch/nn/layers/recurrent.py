@@ -17,23 +17,14 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
+from typing import ClassVar
 
 import ftorch.numpy as fnp
 import ftorch.random as random
 from ftorch import lax, tree
 from ftorch.nn import functional as F
-from ftorch.nn._layer import (
-    Array,
-    InputSpec,
-    Key,
-    Layer,
-    Params,
-    State,
-    check_features,
-    check_positive,
-    layer_error,
-    shape_of,
-)
+from ftorch.nn._layer import Array, InputSpec, Key, Layer, Params, State, layer_error
+from ftorch.nn.layers._checks import check_features, check_positive, shape_of
 from ftorch.nn.layers.linear import init_param, linear
 
 __all__ = ["RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell"]
@@ -64,24 +55,86 @@ def _check_carry(layer: Layer, carry: Array | None, x: Array, name: str, sequenc
                           f"axis, got shape {shape}")
 
 
-def _uniform_params(layer: Layer, key: Key, shapes: dict[str, tuple[int, ...]]) -> Params:
-    """Every parameter from ``U(-k, k)``, ``k = 1/sqrt(hidden_size)``."""
-    scale = 1.0 / math.sqrt(layer.hidden_size)
-    keys = random.split(key, len(shapes))
-    return {name: init_param(layer, name, None, keys[i], shape, scale) for i, (name, shape) in
-            enumerate(shapes.items())}
+def _hidden_product(h: Array, weight: Array) -> Array:
+    """``h @ weight.T``: the hidden state's contribution to a step."""
+    return fnp.matmul(h, weight.T)
 
 
-def _zeros(x_proj: Array, hidden_size: int) -> Array:
-    """A zero hidden state for the projected input ``(..., L, n)``."""
-    return fnp.zeros(tuple(x_proj.shape[:-2]) + (hidden_size,), x_proj.dtype)
+@dataclasses.dataclass(frozen=True)
+class _Recurrent(Layer):
+    r"""What the recurrent layers share: their fields, parameters from
+    :math:`\mathcal{U}(-k, k)`, :math:`k = 1/\sqrt{H}`, the input's
+    projection before the loop, zero initial carries, and the loop over
+    axis -2 (``lax.scan``), or one step for a cell. A family (RNN, GRU,
+    LSTM) defines its parameters' shapes and its step; its two classes set
+    ``sequence``."""
 
+    input_size: int
+    hidden_size: int
+    bias: bool = True
 
-def _over_time(step: Callable, carry: object, x_proj: Array) -> object:
-    """``lax.scan`` of ``step(carry, x_t) -> (carry, y_t)`` over axis -2 of
-    ``x_proj``: the ``y_t`` stacked on axis -2."""
-    _, ys = lax.scan(step, carry, fnp.moveaxis(x_proj, -2, 0))
-    return tree.map(lambda y: fnp.moveaxis(y, 0, -2), ys)
+    sequence: ClassVar[bool]  # loop over the sequence (RNN), or one step (RNNCell)
+    carries: ClassVar[tuple[str, ...]] = ("hidden",)
+    projection: ClassVar[tuple[str, str]]  # the names of the input's weight and bias
+
+    def __post_init__(self) -> None:
+        check_positive(type(self).__name__, input_size=self.input_size,
+                       hidden_size=self.hidden_size)
+
+    def _shapes(self) -> dict[str, tuple[int, ...]]:
+        """The parameters' shapes."""
+        raise NotImplementedError
+
+    def _step(self, params: Params, x_proj_t: Array, carry: tuple) -> tuple:
+        """The carry after a step from the projected input ``x_proj_t``."""
+        raise NotImplementedError
+
+    def _check_input(self, x: InputSpec) -> None:
+        if self.sequence:
+            _check_sequence(self, x, self.input_size)
+        else:
+            check_features(self, x, self.input_size)
+
+    def _init(self, key: Key, x: InputSpec) -> tuple[Params, State]:
+        self._check_input(x)
+        shapes = self._shapes()
+        scale = 1.0 / math.sqrt(self.hidden_size)
+        keys = random.split(key, len(shapes))
+        return {name: init_param(self, name, None, keys[i], shape, scale)
+                for i, (name, shape) in enumerate(shapes.items())}, {}
+
+    def _output(self, params: Params, x: Array, carries: tuple) -> Array | tuple:
+        """Every step's carry stacked on axis -2 (a sequence layer), or the
+        new carry (a cell); one array for a single carry, else a tuple."""
+        self._check_input(x)
+        for name, carry in zip(self.carries, carries):
+            _check_carry(self, carry, x, name, self.sequence)
+        weight, bias = self.projection
+        x_proj = linear(x, params[weight], params[bias] if self.bias else None)
+        batch = tuple(x_proj.shape[:-2 if self.sequence else -1])
+        zeros = fnp.zeros(batch + (self.hidden_size,), x_proj.dtype)
+        carry = tuple(zeros if c is None else c for c in carries)
+        if self.sequence:
+            def step(carry: tuple, x_t: Array) -> tuple[tuple, tuple]:
+                carry = self._step(params, x_t, carry)
+                return carry, carry
+
+            _, out = lax.scan(step, carry, fnp.moveaxis(x_proj, -2, 0))
+            out = tree.map(lambda y: fnp.moveaxis(y, 0, -2), out)
+        else:
+            out = self._step(params, x_proj, carry)
+        return out[0] if len(out) == 1 else out
+
+    def init(self, key: Key, x: InputSpec, hidden: InputSpec | None = None
+             ) -> tuple[Params, State]:
+        r"""The parameters from :math:`\mathcal{U}(-k, k)`; no state."""
+        return self._init(key, x)
+
+    def apply(self, params: Params, state: State, x: Array, hidden: Array | None = None, *,
+              key: Key | None = None, train: bool = False) -> tuple[Array, State]:
+        """``(output, state)``: the hidden states ``(..., L, H)`` of a
+        sequence layer, or a cell's new hidden state."""
+        return self._output(params, x, (hidden,)), state
 
 
 # ----------------------------------------------------------------------------
@@ -89,20 +142,29 @@ def _over_time(step: Callable, carry: object, x_proj: Array) -> object:
 # ----------------------------------------------------------------------------
 
 
-def _rnn_step(params: Params, nonlinearity: Callable, x_proj_t: Array, h: Array) -> Array:
-    return nonlinearity(x_proj_t + fnp.matmul(h, fnp.swapaxes(params["Whh"], 0, 1)))
-
-
-def _rnn_params(layer: RNN | RNNCell, key: Key) -> Params:
-    h = layer.hidden_size
-    shapes = {"Wxh": (h, layer.input_size), "Whh": (h, h)}
-    if layer.bias:
-        shapes["bias"] = (h,)
-    return _uniform_params(layer, key, shapes)
-
-
 @dataclasses.dataclass(frozen=True)
-class RNN(Layer):
+class _RNNBase(_Recurrent):
+    nonlinearity: Callable[[Array], Array] | None = None
+
+    projection = ("Wxh", "bias")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.nonlinearity is not None and not callable(self.nonlinearity):
+            raise TypeError(f"{type(self).__name__}: nonlinearity must be callable, got "
+                            f"{self.nonlinearity!r}")
+
+    def _shapes(self) -> dict[str, tuple[int, ...]]:
+        h = self.hidden_size
+        return {"Wxh": (h, self.input_size), "Whh": (h, h), **({"bias": (h,)} if self.bias
+                                                                 else {})}
+
+    def _step(self, params: Params, x_proj_t: Array, carry: tuple) -> tuple:
+        (h,) = carry
+        return ((self.nonlinearity or fnp.tanh)(x_proj_t + _hidden_product(h, params["Whh"])),)
+
+
+class RNN(_RNNBase):
     r"""An Elman recurrent layer, as ``mlx.nn.RNN``: for each step
 
     .. math:: h_{t+1} = \tanh(W_{xh} x_t + W_{hh} h_t + b)
@@ -127,40 +189,10 @@ class RNN(Layer):
     (5, 4)
     """
 
-    input_size: int
-    hidden_size: int
-    bias: bool = True
-    nonlinearity: Callable[[Array], Array] | None = None
-
-    def __post_init__(self) -> None:
-        check_positive("RNN", input_size=self.input_size, hidden_size=self.hidden_size)
-        if self.nonlinearity is not None and not callable(self.nonlinearity):
-            raise TypeError(f"RNN: nonlinearity must be callable, got {self.nonlinearity!r}")
-
-    def init(self, key: Key, x: InputSpec, hidden: InputSpec | None = None
-             ) -> tuple[Params, State]:
-        """``Wxh``, ``Whh``, ``bias`` from :math:`\\mathcal{U}(-k, k)`; no state."""
-        _check_sequence(self, x, self.input_size)
-        return _rnn_params(self, key), {}
-
-    def apply(self, params: Params, state: State, x: Array, hidden: Array | None = None, *,
-              key: Key | None = None, train: bool = False) -> tuple[Array, State]:
-        """``(hidden states (..., L, H), state)``."""
-        _check_sequence(self, x, self.input_size)
-        _check_carry(self, hidden, x, "hidden", sequence=True)
-        act = self.nonlinearity or fnp.tanh
-        x_proj = linear(x, params["Wxh"], params["bias"] if self.bias else None)
-        h0 = _zeros(x_proj, self.hidden_size) if hidden is None else hidden
-
-        def step(h, x_t):
-            h = _rnn_step(params, act, x_t, h)
-            return h, h
-
-        return _over_time(step, h0, x_proj), state
+    sequence = True
 
 
-@dataclasses.dataclass(frozen=True)
-class RNNCell(Layer):
+class RNNCell(_RNNBase):
     r"""One step of ``RNN``, with the same parameters:
     :math:`h' = \tanh(W_{xh} x + W_{hh} h + b)`.
 
@@ -180,29 +212,7 @@ class RNNCell(Layer):
     (3, 4)
     """
 
-    input_size: int
-    hidden_size: int
-    bias: bool = True
-    nonlinearity: Callable[[Array], Array] | None = None
-
-    def __post_init__(self) -> None:
-        check_positive("RNNCell", input_size=self.input_size, hidden_size=self.hidden_size)
-
-    def init(self, key: Key, x: InputSpec, hidden: InputSpec | None = None
-             ) -> tuple[Params, State]:
-        """``Wxh``, ``Whh``, ``bias`` from :math:`\\mathcal{U}(-k, k)`; no state."""
-        check_features(self, x, self.input_size)
-        return _rnn_params(self, key), {}
-
-    def apply(self, params: Params, state: State, x: Array, hidden: Array | None = None, *,
-              key: Key | None = None, train: bool = False) -> tuple[Array, State]:
-        """``(new hidden state, state)``."""
-        check_features(self, x, self.input_size)
-        _check_carry(self, hidden, x, "hidden", sequence=False)
-        x_proj = linear(x, params["Wxh"], params["bias"] if self.bias else None)
-        if hidden is None:
-            return (self.nonlinearity or fnp.tanh)(x_proj), state
-        return _rnn_step(params, self.nonlinearity or fnp.tanh, x_proj, hidden), state
+    sequence = False
 
 
 # ----------------------------------------------------------------------------
@@ -210,26 +220,27 @@ class RNNCell(Layer):
 # ----------------------------------------------------------------------------
 
 
-def _gru_params(layer: GRU | GRUCell, key: Key) -> Params:
-    h = layer.hidden_size
-    shapes = {"Wx": (3 * h, layer.input_size), "Wh": (3 * h, h)}
-    if layer.bias:
-        shapes.update(b=(3 * h,), bhn=(h,))
-    return _uniform_params(layer, key, shapes)
+class _GRUBase(_Recurrent):
+    projection = ("Wx", "b")
 
+    def _shapes(self) -> dict[str, tuple[int, ...]]:
+        h = self.hidden_size
+        return {"Wx": (3 * h, self.input_size), "Wh": (3 * h, h),
+                **({"b": (3 * h,), "bhn": (h,)} if self.bias else {})}
 
-def _gru_step(params: Params, hidden_size: int, bias: bool, x_proj_t: Array, h: Array
-              ) -> Array:
-    """One GRU step from the projected input ``W_x x_t + b`` (``(..., 3H)``)."""
-    n_at = 2 * hidden_size
-    h_proj = fnp.matmul(h, fnp.swapaxes(params["Wh"], 0, 1))
-    rz = F.sigmoid(x_proj_t[..., :n_at] + h_proj[..., :n_at])
-    r, z = rz[..., :hidden_size], rz[..., hidden_size:]
-    h_n = h_proj[..., n_at:]
-    if bias:
-        h_n = h_n + params["bhn"]
-    n = fnp.tanh(x_proj_t[..., n_at:] + r * h_n)
-    return (1 - z) * n + z * h
+    def _step(self, params: Params, x_proj_t: Array, carry: tuple) -> tuple:
+        """One step from the projected input ``W_x x_t + b`` (``(..., 3H)``)."""
+        (h,) = carry
+        size = self.hidden_size
+        n_at = 2 * size
+        h_proj = _hidden_product(h, params["Wh"])
+        rz = F.sigmoid(x_proj_t[..., :n_at] + h_proj[..., :n_at])
+        r, z = rz[..., :size], rz[..., size:]
+        h_n = h_proj[..., n_at:]
+        if self.bias:
+            h_n = h_n + params["bhn"]
+        n = fnp.tanh(x_proj_t[..., n_at:] + r * h_n)
+        return ((1 - z) * n + z * h,)
 
 
 _GRU_MATH = r"""
@@ -243,8 +254,7 @@ _GRU_MATH = r"""
 """
 
 
-@dataclasses.dataclass(frozen=True)
-class GRU(Layer):
+class GRU(_GRUBase):
     __doc__ = r"""A gated recurrent unit layer, as ``mlx.nn.GRU``: for each step
 """ + _GRU_MATH + r"""
     Args:
@@ -265,36 +275,10 @@ class GRU(Layer):
     (3, 5, 4)
     """
 
-    input_size: int
-    hidden_size: int
-    bias: bool = True
-
-    def __post_init__(self) -> None:
-        check_positive("GRU", input_size=self.input_size, hidden_size=self.hidden_size)
-
-    def init(self, key: Key, x: InputSpec, hidden: InputSpec | None = None
-             ) -> tuple[Params, State]:
-        """``Wx``, ``Wh``, ``b``, ``bhn`` from :math:`\\mathcal{U}(-k, k)`; no state."""
-        _check_sequence(self, x, self.input_size)
-        return _gru_params(self, key), {}
-
-    def apply(self, params: Params, state: State, x: Array, hidden: Array | None = None, *,
-              key: Key | None = None, train: bool = False) -> tuple[Array, State]:
-        """``(hidden states (..., L, H), state)``."""
-        _check_sequence(self, x, self.input_size)
-        _check_carry(self, hidden, x, "hidden", sequence=True)
-        x_proj = linear(x, params["Wx"], params["b"] if self.bias else None)
-        h0 = _zeros(x_proj, self.hidden_size) if hidden is None else hidden
-
-        def step(h, x_t):
-            h = _gru_step(params, self.hidden_size, self.bias, x_t, h)
-            return h, h
-
-        return _over_time(step, h0, x_proj), state
+    sequence = True
 
 
-@dataclasses.dataclass(frozen=True)
-class GRUCell(Layer):
+class GRUCell(_GRUBase):
     __doc__ = r"""One step of ``GRU``, with the same parameters:
 """ + _GRU_MATH + r"""
     Args:
@@ -313,28 +297,7 @@ class GRUCell(Layer):
     (3, 4)
     """
 
-    input_size: int
-    hidden_size: int
-    bias: bool = True
-
-    def __post_init__(self) -> None:
-        check_positive("GRUCell", input_size=self.input_size, hidden_size=self.hidden_size)
-
-    def init(self, key: Key, x: InputSpec, hidden: InputSpec | None = None
-             ) -> tuple[Params, State]:
-        """``Wx``, ``Wh``, ``b``, ``bhn`` from :math:`\\mathcal{U}(-k, k)`; no state."""
-        check_features(self, x, self.input_size)
-        return _gru_params(self, key), {}
-
-    def apply(self, params: Params, state: State, x: Array, hidden: Array | None = None, *,
-              key: Key | None = None, train: bool = False) -> tuple[Array, State]:
-        """``(new hidden state, state)``."""
-        check_features(self, x, self.input_size)
-        _check_carry(self, hidden, x, "hidden", sequence=False)
-        x_proj = linear(x, params["Wx"], params["b"] if self.bias else None)
-        if hidden is None:
-            hidden = fnp.zeros(tuple(x_proj.shape[:-1]) + (self.hidden_size,), x_proj.dtype)
-        return _gru_step(params, self.hidden_size, self.bias, x_proj, hidden), state
+    sequence = False
 
 
 # ----------------------------------------------------------------------------
@@ -342,23 +305,36 @@ class GRUCell(Layer):
 # ----------------------------------------------------------------------------
 
 
-def _lstm_params(layer: LSTM | LSTMCell, key: Key) -> Params:
-    h = layer.hidden_size
-    shapes = {"Wx": (4 * h, layer.input_size), "Wh": (4 * h, h)}
-    if layer.bias:
-        shapes["bias"] = (4 * h,)
-    return _uniform_params(layer, key, shapes)
+class _LSTMBase(_Recurrent):
+    projection = ("Wx", "bias")
+    carries = ("hidden", "cell")
 
+    def _shapes(self) -> dict[str, tuple[int, ...]]:
+        h = self.hidden_size
+        return {"Wx": (4 * h, self.input_size), "Wh": (4 * h, h),
+                **({"bias": (4 * h,)} if self.bias else {})}
 
-def _lstm_step(params: Params, hidden_size: int, x_proj_t: Array, h: Array, c: Array
-               ) -> tuple[Array, Array]:
-    """One LSTM step from the projected input ``W_x x_t + b`` (``(..., 4H)``)."""
-    ifgo = x_proj_t + fnp.matmul(h, fnp.swapaxes(params["Wh"], 0, 1))
-    n = hidden_size
-    i, f = F.sigmoid(ifgo[..., :n]), F.sigmoid(ifgo[..., n:2 * n])
-    g, o = fnp.tanh(ifgo[..., 2 * n:3 * n]), F.sigmoid(ifgo[..., 3 * n:])
-    c = f * c + i * g
-    return o * fnp.tanh(c), c
+    def _step(self, params: Params, x_proj_t: Array, carry: tuple) -> tuple:
+        """One step from the projected input ``W_x x_t + b`` (``(..., 4H)``)."""
+        h, c = carry
+        ifgo = x_proj_t + _hidden_product(h, params["Wh"])
+        n = self.hidden_size
+        i, f = F.sigmoid(ifgo[..., :n]), F.sigmoid(ifgo[..., n:2 * n])
+        g, o = fnp.tanh(ifgo[..., 2 * n:3 * n]), F.sigmoid(ifgo[..., 3 * n:])
+        c = f * c + i * g
+        return o * fnp.tanh(c), c
+
+    def init(self, key: Key, x: InputSpec, hidden: InputSpec | None = None,
+             cell: InputSpec | None = None) -> tuple[Params, State]:
+        r"""``Wx``, ``Wh``, ``bias`` from :math:`\mathcal{U}(-k, k)`; no state."""
+        return self._init(key, x)
+
+    def apply(self, params: Params, state: State, x: Array, hidden: Array | None = None,
+              cell: Array | None = None, *, key: Key | None = None, train: bool = False
+              ) -> tuple[tuple[Array, Array], State]:
+        """``((hidden, cell), state)``: every step's, each ``(..., L, H)``, for
+        a sequence layer; the new ones for a cell."""
+        return self._output(params, x, (hidden, cell)), state
 
 
 _LSTM_MATH = r"""
@@ -374,8 +350,7 @@ _LSTM_MATH = r"""
 """
 
 
-@dataclasses.dataclass(frozen=True)
-class LSTM(Layer):
+class LSTM(_LSTMBase):
     __doc__ = r"""A long short-term memory layer, as ``mlx.nn.LSTM``: for each step
 """ + _LSTM_MATH + r"""
     Args:
@@ -398,39 +373,10 @@ class LSTM(Layer):
     ((3, 5, 4), (3, 5, 4))
     """
 
-    input_size: int
-    hidden_size: int
-    bias: bool = True
-
-    def __post_init__(self) -> None:
-        check_positive("LSTM", input_size=self.input_size, hidden_size=self.hidden_size)
-
-    def init(self, key: Key, x: InputSpec, hidden: InputSpec | None = None,
-             cell: InputSpec | None = None) -> tuple[Params, State]:
-        """``Wx``, ``Wh``, ``bias`` from :math:`\\mathcal{U}(-k, k)`; no state."""
-        _check_sequence(self, x, self.input_size)
-        return _lstm_params(self, key), {}
-
-    def apply(self, params: Params, state: State, x: Array, hidden: Array | None = None,
-              cell: Array | None = None, *, key: Key | None = None, train: bool = False
-              ) -> tuple[tuple[Array, Array], State]:
-        """``((hidden states, cell states), state)``, each ``(..., L, H)``."""
-        _check_sequence(self, x, self.input_size)
-        _check_carry(self, hidden, x, "hidden", sequence=True)
-        _check_carry(self, cell, x, "cell", sequence=True)
-        x_proj = linear(x, params["Wx"], params["bias"] if self.bias else None)
-        h0 = _zeros(x_proj, self.hidden_size) if hidden is None else hidden
-        c0 = _zeros(x_proj, self.hidden_size) if cell is None else cell
-
-        def step(carry, x_t):
-            h, c = _lstm_step(params, self.hidden_size, x_t, *carry)
-            return (h, c), (h, c)
-
-        return _over_time(step, (h0, c0), x_proj), state
+    sequence = True
 
 
-@dataclasses.dataclass(frozen=True)
-class LSTMCell(Layer):
+class LSTMCell(_LSTMBase):
     __doc__ = r"""One step of ``LSTM``, with the same parameters:
 """ + _LSTM_MATH + r"""
     Args:
@@ -450,28 +396,4 @@ class LSTMCell(Layer):
     ((3, 4), (3, 4))
     """
 
-    input_size: int
-    hidden_size: int
-    bias: bool = True
-
-    def __post_init__(self) -> None:
-        check_positive("LSTMCell", input_size=self.input_size, hidden_size=self.hidden_size)
-
-    def init(self, key: Key, x: InputSpec, hidden: InputSpec | None = None,
-             cell: InputSpec | None = None) -> tuple[Params, State]:
-        """``Wx``, ``Wh``, ``bias`` from :math:`\\mathcal{U}(-k, k)`; no state."""
-        check_features(self, x, self.input_size)
-        return _lstm_params(self, key), {}
-
-    def apply(self, params: Params, state: State, x: Array, hidden: Array | None = None,
-              cell: Array | None = None, *, key: Key | None = None, train: bool = False
-              ) -> tuple[tuple[Array, Array], State]:
-        """``((new hidden, new cell), state)``."""
-        check_features(self, x, self.input_size)
-        _check_carry(self, hidden, x, "hidden", sequence=False)
-        _check_carry(self, cell, x, "cell", sequence=False)
-        x_proj = linear(x, params["Wx"], params["bias"] if self.bias else None)
-        shape = tuple(x_proj.shape[:-1]) + (self.hidden_size,)
-        h = fnp.zeros(shape, x_proj.dtype) if hidden is None else hidden
-        c = fnp.zeros(shape, x_proj.dtype) if cell is None else cell
-        return _lstm_step(params, self.hidden_size, x_proj, h, c), state
+    sequence = False

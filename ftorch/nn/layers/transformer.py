@@ -16,18 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ftorch.nn import functional as F
-from ftorch.nn._layer import (
-    Array,
-    Bound,
-    Key,
-    Layer,
-    Params,
-    State,
-    check_features,
-    check_positive,
-    sublayer,
-    sublayers,
-)
+from ftorch.nn._layer import Array, Bound, Key, Layer, Params, State, sublayer, sublayers
+from ftorch.nn.layers._checks import check_features, check_positive
 from ftorch.nn.layers.attention import MultiHeadAttention
 from ftorch.nn.layers.dropout import Dropout
 from ftorch.nn.layers.linear import Linear
@@ -237,21 +227,24 @@ class _Stack(Layer):
         return run.ln(x), run.state
 
 
-@dataclasses.dataclass(frozen=True)
-class TransformerEncoder(_Stack):
-    r"""``num_layers`` ``TransformerEncoderLayer``s then a ``LayerNorm``, as
-    ``mlx.nn.TransformerEncoder``.
-
+_STACK_ARGS = """
     Args:
         num_layers (int): The number of blocks.
         dims, num_heads, mlp_dims, dropout, activation, norm_first: as
-            ``TransformerEncoderLayer``.
+            ``{block}``.
         checkpoint (bool, optional): Recompute each block in the backward
             pass (``ft.checkpoint``) instead of storing its intermediates.
             Default: ``False``.
 
-    Params: ``{"layers": [block0, ...], "ln": ...}``.
+    Params: ``{{"layers": [block0, ...], "ln": ...}}``.
+"""
 
+
+@dataclasses.dataclass(frozen=True)
+class TransformerEncoder(_Stack):
+    __doc__ = """``num_layers`` ``TransformerEncoderLayer``s then a ``LayerNorm``, as
+    ``mlx.nn.TransformerEncoder``.
+""" + _STACK_ARGS.format(block="TransformerEncoderLayer") + """
     >>> import ftorch.nn as nn, ftorch.random as random, mlx.core as mx
     >>> enc = nn.TransformerEncoder(2, 8, 2, mlp_dims=16)
     >>> params, _ = enc.init(random.key(0), mx.zeros((4, 8)))
@@ -270,16 +263,9 @@ class TransformerEncoder(_Stack):
 
 @dataclasses.dataclass(frozen=True)
 class TransformerDecoder(_Stack):
-    r"""``num_layers`` ``TransformerDecoderLayer``s then a ``LayerNorm``, as
+    __doc__ = """``num_layers`` ``TransformerDecoderLayer``s then a ``LayerNorm``, as
     ``mlx.nn.TransformerDecoder``.
-
-    Args:
-        num_layers (int): The number of blocks.
-        dims, num_heads, mlp_dims, dropout, activation, norm_first: as
-            ``TransformerDecoderLayer``.
-        checkpoint (bool, optional): Recompute each block in the backward
-            pass. Default: ``False``.
-
+""" + _STACK_ARGS.format(block="TransformerDecoderLayer") + """
     >>> import ftorch.nn as nn, ftorch.random as random, mlx.core as mx
     >>> dec = nn.TransformerDecoder(2, 8, 2, mlp_dims=16)
     >>> params, _ = dec.init(random.key(0), mx.zeros((3, 8)), mx.zeros((5, 8)))
