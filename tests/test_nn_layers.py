@@ -342,6 +342,10 @@ def test_sequential_threads_keys_params_and_state():
     # Each child gets split(key, n)[i]: the first and last differ.
     keys = random.split(key, 3)
     assert echoed.tolist() == keys[2].tolist() and keys[0].tolist() != keys[2].tolist()
+    run = model.bind({"layers": [{}, {}, {}]}, {}, key=key)  # the children one by one
+    assert run.layers[-1](mx.zeros(2)).tolist() == keys[2].tolist()
+    with pytest.raises(TypeError, match="one at a time"):
+        run.layers[1:]
 
     model = nn.Sequential(nn.Dropout(0.5), nn.Dropout(0.5))
     x = mx.ones((256,))

@@ -587,7 +587,13 @@ class _Children:
         self._bound, self._path, self._value = bound, path, value
 
     def __getitem__(self, index: Any) -> Any:
-        return _bound(self._bound, (*self._path, index), self._value[index])
+        value = self._value
+        if not isinstance(value, dict):
+            if not isinstance(index, int):
+                raise TypeError(f"index the children one at a time with an int, not "
+                                f"{type(index).__name__}")
+            index = range(len(value))[index]  # -1: the last, as the key's path names it
+        return _bound(self._bound, (*self._path, index), value[index])
 
     def __len__(self) -> int:
         return len(self._value)
