@@ -112,8 +112,8 @@ class _Recurrent(Layer):
         weight, bias = self.projection
         x_proj = linear(x, params[weight], params[bias] if self.bias else None)
         batch = tuple(x_proj.shape[:-2 if self.sequence else -1])
-        zeros = fnp.zeros(batch + (self.hidden_size,), x_proj.dtype)
-        carry = tuple(zeros if c is None else c for c in carries)
+        carry = tuple(fnp.zeros(batch + (self.hidden_size,), x_proj.dtype) if c is None else c
+                      for c in carries)
         if self.sequence:
             def step(carry: tuple, x_t: Array) -> tuple[tuple, tuple]:
                 carry = self._step(params, x_t, carry)
