@@ -52,19 +52,10 @@ from ftorch import random, tree
 from ftorch.core import ShapeDtypeStruct, aval_of
 from ftorch.transforms import eval_shape
 from ftorch.transforms.remat import checkpoint
+from ftorch.typing import Array, Key, Params, PyTree, State
 
 __all__ = ["Layer", "Array", "PyTree", "Params", "State", "Key", "InputSpec", "spec_of"]
 
-#: An ``mx.array``, or a traced value standing for one under a transform.
-Array = Any
-#: Nested dicts, lists and tuples of arrays.
-PyTree = Any
-#: A layer's parameters: nested dicts (and lists, for ``Sequential``) of arrays.
-Params = PyTree
-#: A layer's state: ``{}``, or nested dicts of arrays (BatchNorm's running statistics).
-State = PyTree
-#: A key of ``ftorch.random`` (``ftorch.random.key(seed)``).
-Key = Array
 #: What ``init`` takes for an input: an array, or only its ``ft.ShapeDtypeStruct``.
 InputSpec = Any
 
