@@ -46,12 +46,14 @@ def _solve_case(left_side, lower, transpose_a, unit_diagonal):
 
 @st.composite
 def pivoted(draw, max_batch=2, square=True):
-    """``P (M + 4 I)`` (batch..., m, n): a dominant diagonal, rows permuted
-    by a fixed permutation, so LU's pivots are clear-cut."""
+    """``P (M + (k + 1) I)`` (batch..., m, n), ``M``'s entries in [-1, 1] and
+    ``k = max(m, n)``: a strictly dominant diagonal (so never singular; with
+    ``4 I`` a 4x4 ``M`` of -1s off the diagonal was), rows permuted by a fixed
+    permutation, so LU's pivots are clear-cut."""
     m = draw(st.integers(1, 4))
     n = m if square else draw(st.integers(1, 4))
     batch = draw(hnp.array_shapes(min_dims=0, max_dims=max_batch, max_side=3))
-    a = draw(floats((*batch, m, n), -1.0, 1.0)) + 4.0 * np.eye(m, n)
+    a = draw(floats((*batch, m, n), -1.0, 1.0)) + (max(m, n) + 1.0) * np.eye(m, n)
     return a[..., draw(st.permutations(range(m))), :]
 
 
