@@ -5,6 +5,11 @@ Containers are the ones optree knows (tuples, lists, dicts, namedtuples,
 namespace or optree's global one. Register your own types with
 ``ftorch.tree.dataclass`` or ``ftorch.tree.register_node``.
 
+Each leaf has a key path, as in ``jax.tree_util``: a tuple of key entries
+(``SequenceKey``, ``DictKey``, ``GetAttrKey``, ``FlattenedIndexKey``), which
+``keystr`` writes as ``"['a'][0].w"``; ``flatten_with_path``,
+``leaves_with_path`` and ``map_with_path`` give or use them.
+
 >>> import ftorch as ft, mlx.core as mx
 >>> ft.tree.leaves({"b": mx.ones(2), "a": (1.0, None)})
 [1.0, array([1, 1], dtype=float32)]
@@ -15,7 +20,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import mlx.core as mx
@@ -25,8 +30,11 @@ import ftorch.primitives as lax
 from ftorch.core import Tracer
 
 __all__ = [
-    "NAMESPACE", "flatten", "unflatten", "leaves", "structure", "map", "ravel",
+    "NAMESPACE", "flatten", "unflatten", "leaves", "structure", "map", "broadcast", "ravel",
     "dataclass", "register_dataclass", "register_node",
+    "SequenceKey", "DictKey", "GetAttrKey", "FlattenedIndexKey", "KeyEntry", "KeyPath",
+    "flatten_with_path", "leaves_with_path", "map_with_path", "keystr", "key_paths",
+    "flatten_one_level_with_keys",
 ]
 
 #: The optree namespace ftorch looks in (besides optree's global one).
@@ -56,6 +64,21 @@ def structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTree
 def map(f: Callable, tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """Apply ``f`` leafwise over ``tree`` (and the same-shaped ``rest``)."""
     return optree.tree_map(f, tree, *rest, is_leaf=is_leaf, none_is_leaf=False, namespace=NAMESPACE)
+
+
+def broadcast(prefix_tree: Any, full_tree: Any,
+              is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """``prefix_tree``'s leaves repeated over the subtrees of ``full_tree``
+    they stand for (``prefix_tree`` is a prefix of ``full_tree``'s
+    structure), as ``jax.tree.broadcast``; a ``ValueError`` when it is not
+    a prefix.
+
+    >>> import ftorch as ft
+    >>> ft.tree.broadcast((1, 2, 3), (0, {'a': 0, 'b': 0}, (0, 0)))
+    (1, {'a': 2, 'b': 2}, (3, 3))
+    """
+    return optree.tree_broadcast_prefix(prefix_tree, full_tree, is_leaf, none_is_leaf=False,
+                                        namespace=NAMESPACE)
 
 
 def ravel(tree: Any) -> tuple[Any, Callable[[Any], Any]]:
@@ -156,7 +179,9 @@ def register_dataclass(
     def unflatten(meta, children):
         return nodetype(**dict(zip(data_fields, children)), **dict(zip(meta_fields, meta)))
 
-    optree.register_pytree_node(nodetype, flatten, unflatten, namespace=NAMESPACE)
+    # Fields are attributes: their key entries are GetAttrKeys (".w"), as in JAX.
+    optree.register_pytree_node(nodetype, flatten, unflatten, path_entry_type=optree.GetAttrEntry,
+                                namespace=NAMESPACE)
     return nodetype
 
 
@@ -165,3 +190,194 @@ def register_node(cls: type, flatten_fn: Callable, unflatten_fn: Callable) -> ty
     and ``unflatten_fn(aux, children) -> obj``."""
     optree.register_pytree_node(cls, flatten_fn, unflatten_fn, namespace=NAMESPACE)
     return cls
+
+
+# ----------------------------------------------------------------------------
+# Key paths (jax.tree_util's names and semantics)
+# ----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SequenceKey:
+    """The key of a tuple's or list's item: ``[idx]``."""
+
+    idx: int
+
+    def __str__(self) -> str:
+        return f"[{self.idx!r}]"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DictKey:
+    """The key of a dict's value: ``[key]``."""
+
+    key: Hashable
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GetAttrKey:
+    """The key of an attribute (a namedtuple's or dataclass's field): ``.name``."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f".{self.name}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FlattenedIndexKey:
+    """The key of a child of a node registered without keys
+    (``register_node``): its position among the node's children."""
+
+    key: int
+
+    def __str__(self) -> str:
+        return f"[<flat index {self.key}>]"
+
+
+#: One step of a key path.
+KeyEntry = SequenceKey | DictKey | GetAttrKey | FlattenedIndexKey
+#: Where a leaf is in a tree: the key entries from the root down.
+KeyPath = tuple[KeyEntry, ...]
+
+_SEQUENCES = (optree.PyTreeKind.TUPLE, optree.PyTreeKind.LIST, optree.PyTreeKind.DEQUE)
+_MAPPINGS = (optree.PyTreeKind.DICT, optree.PyTreeKind.ORDEREDDICT,
+             optree.PyTreeKind.DEFAULTDICT, optree.PyTreeKind.FROZENDICT)
+_NAMED = (optree.PyTreeKind.NAMEDTUPLE, optree.PyTreeKind.STRUCTSEQUENCE)
+
+
+def _node_keys(spec: PyTreeDef) -> list[KeyEntry]:
+    """The key entries of the children of ``spec``'s root node."""
+    kind, entries = spec.kind, spec.entries()
+    if kind in _SEQUENCES:
+        return [SequenceKey(i) for i in entries]
+    if kind in _MAPPINGS:
+        return [DictKey(k) for k in entries]
+    if kind in _NAMED:
+        fields = getattr(spec.type, "_fields", None) or spec.type.__match_args__
+        return [GetAttrKey(fields[i]) for i in entries]
+    registered = optree.register_pytree_node.get(spec.type, namespace=spec.namespace)
+    entry_type = registered.path_entry_type if registered is not None else None
+    if entry_type is not None and issubclass(entry_type, optree.GetAttrEntry):
+        return [GetAttrKey(e) for e in entries]
+    if entry_type is not None and issubclass(entry_type, optree.MappingEntry):
+        return [DictKey(e) for e in entries]
+    return [FlattenedIndexKey(e) if isinstance(e, int) else DictKey(e) for e in entries]
+
+
+def key_paths(treedef: PyTreeDef) -> list[KeyPath]:
+    """The key path of each leaf of ``treedef``, in leaf order.
+
+    >>> import ftorch as ft
+    >>> ft.tree.key_paths(ft.tree.structure({"b": [1], "a": 3}))
+    [(DictKey(key='a'),), (DictKey(key='b'), SequenceKey(idx=0))]
+    """
+    out: list[KeyPath] = []
+
+    def walk(spec: PyTreeDef, prefix: KeyPath) -> None:
+        if spec.is_leaf():
+            out.append(prefix)
+            return
+        for key, child in zip(_node_keys(spec), spec.children()):
+            walk(child, (*prefix, key))
+
+    walk(treedef, ())
+    return out
+
+
+def flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
+                      ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
+    """``(key path, leaf)`` pairs of ``tree`` and its structure, as
+    ``jax.tree.flatten_with_path``.
+
+    >>> import ftorch as ft
+    >>> path_vals, treedef = ft.tree.flatten_with_path([1, {'x': 3}])
+    >>> path_vals
+    [((SequenceKey(idx=0),), 1), ((SequenceKey(idx=1), DictKey(key='x')), 3)]
+    >>> treedef
+    PyTreeSpec([*, {'x': *}])
+    """
+    leaves_, treedef = flatten(tree, is_leaf)
+    return list(zip(key_paths(treedef), leaves_)), treedef
+
+
+def leaves_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
+                     ) -> list[tuple[KeyPath, Any]]:
+    """``(key path, leaf)`` pairs of ``tree``, as ``jax.tree.leaves_with_path``.
+
+    >>> import ftorch as ft
+    >>> ft.tree.leaves_with_path([1, {'x': 3}])
+    [((SequenceKey(idx=0),), 1), ((SequenceKey(idx=1), DictKey(key='x')), 3)]
+    """
+    return flatten_with_path(tree, is_leaf)[0]
+
+
+def map_with_path(f: Callable, tree: Any, *rest: Any,
+                  is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """Apply ``f(key_path, leaf, *rest_leaves)`` leafwise over ``tree`` (and
+    the ``rest``, which have its structure or it as a prefix), as
+    ``jax.tree.map_with_path``.
+
+    >>> import ftorch as ft
+    >>> ft.tree.map_with_path(lambda path, x: x + path[0].idx, [1, 2, 3])
+    [1, 3, 5]
+    """
+    leaves_, treedef = flatten(tree, is_leaf)
+    others = [treedef.flatten_up_to(r) for r in rest]
+    return treedef.unflatten([f(path, *xs) for path, *xs in
+                              zip(key_paths(treedef), leaves_, *others)])
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[list[tuple[KeyEntry, Any]], Any]:
+    """The ``(key entry, child)`` pairs of a pytree node and its auxiliary
+    data (what rebuilding it needs besides its children), as
+    ``jax.tree_util.flatten_one_level_with_keys``; a ``ValueError`` for a leaf.
+
+    >>> import ftorch as ft
+    >>> ft.tree.flatten_one_level_with_keys({"b": 1, "a": [2]})[0]
+    [(DictKey(key='a'), [2]), (DictKey(key='b'), 1)]
+    """
+    if optree.tree_is_leaf(tree, none_is_leaf=False, namespace=NAMESPACE):
+        raise ValueError(f"flatten_one_level_with_keys: a {type(tree).__name__} is a leaf, "
+                         "not a pytree node")
+    children, aux, _, _ = optree.tree_flatten_one_level(tree, none_is_leaf=False,
+                                                        namespace=NAMESPACE)
+    node = structure(tree, is_leaf=lambda x: x is not tree)  # the node, its children leaves
+    return list(zip(_node_keys(node), children)), aux
+
+
+def _simple(key: Any) -> str:
+    if isinstance(key, SequenceKey):
+        return str(key.idx)
+    if isinstance(key, DictKey):
+        return str(key.key)
+    if isinstance(key, GetAttrKey):
+        return key.name
+    if isinstance(key, FlattenedIndexKey):
+        return str(key.key)
+    return str(key)
+
+
+def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
+    """A key path as text, as ``jax.tree_util.keystr``: each entry's
+    ``str`` (``['a']``, ``[0]``, ``.w``) joined by ``separator``; with
+    ``simple``, the bare keys (``a``, ``0``, ``w``), which ``separator="."``
+    joins into mlx.nn's dotted names.
+
+    >>> import ftorch as ft
+    >>> params = {'foo': {'bar': {'baz': 1, 'bat': [2, 3]}}}
+    >>> for path, _ in ft.tree.leaves_with_path(params):
+    ...     print(ft.tree.keystr(path))
+    ['foo']['bar']['bat'][0]
+    ['foo']['bar']['bat'][1]
+    ['foo']['bar']['baz']
+    >>> for path, _ in ft.tree.leaves_with_path(params):
+    ...     print(ft.tree.keystr(path, simple=True, separator='/'))
+    foo/bar/bat/0
+    foo/bar/bat/1
+    foo/bar/baz
+    """
+    return separator.join(_simple(k) if simple else str(k) for k in keys)
