@@ -26,7 +26,7 @@ import mlx.core as mx
 import numpy as np
 
 import ftorch.primitives as lax
-from ftorch import tree
+from ftorch import api_util, tree
 from ftorch.core import (
     Primitive,
     Tracer,
@@ -38,7 +38,6 @@ from ftorch.core import (
     is_inexact,
 )
 from ftorch.primitives._rules import move_bdim
-from ftorch.transforms import _util
 from ftorch.transforms.staging import ConcretizationError, stage
 from ftorch.transforms.vjp import vjp_flat
 from ftorch.transforms.vmap import batch_flat
@@ -54,7 +53,7 @@ class _Signature:
     def __init__(self, args: tuple, nondiff: tuple[int, ...], fname: str):
         self.static = {i: args[i] for i in nondiff if i < len(args)}
         dynamic = tuple(a for i, a in enumerate(args) if i not in self.static)
-        self.leaves, self.in_tree = _util.flatten_arrays(dynamic, f"{fname} argument")
+        self.leaves, self.in_tree = api_util.flatten_arrays(dynamic, f"{fname} argument")
         self.nargs = len(args)
         self._in_avals: tuple | None = None
         self.out_tree: Any = None
@@ -78,7 +77,7 @@ class _Signature:
 
     def flat_out(self, out: Any, what: str) -> list:
         """The leaves of the function's result, recording its tree and avals."""
-        leaves, self.out_tree = _util.flatten_arrays(out, what)
+        leaves, self.out_tree = api_util.flatten_arrays(out, what)
         self.out_avals = [aval_of(x) for x in leaves]
         return leaves
 
@@ -112,7 +111,7 @@ class _CustomFunction:
     _MAX_TYPES = 64  # signatures remembered (static arguments may be new objects each call)
 
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
-        _util.check_callable(fun, self.kind)
+        api_util.check_callable(fun, self.kind)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         # (argument tree, avals, static arguments) -> the function's output tree and avals.
@@ -139,7 +138,7 @@ class _CustomFunction:
         found: list = []
 
         def run(leaves):
-            out, out_tree = _util.flatten_arrays(self.fun(*sig.full(leaves)), "output")
+            out, out_tree = api_util.flatten_arrays(self.fun(*sig.full(leaves)), "output")
             found.append(out_tree)
             return out
 
@@ -162,7 +161,7 @@ class _CustomFunction:
                           what: str) -> tuple[list, list]:
         """The leaves of ``out``, a rule's primal output, and their avals,
         which must be the function's: the same structure, shapes and dtypes."""
-        leaves, out_tree = _util.flatten_arrays(out, f"{self.kind}: {what} of {rule}")
+        leaves, out_tree = api_util.flatten_arrays(out, f"{self.kind}: {what} of {rule}")
         got = (out_tree, [aval_of(x) for x in leaves])
         expected = self._out_type(sig)
         if expected is not None and expected != got and sig.out_avals is None:
@@ -178,7 +177,7 @@ class _CustomFunction:
         if out_tree != fun_tree:
             raise TypeError(f"{self.kind}: {rule} returned {what} of structure {out_tree}, "
                             f"but {fname!r} returns {fun_tree}; it must be the function's output")
-        for name, have, want in zip(_util.leaf_names(out_tree, what), avals, fun_avals):
+        for name, have, want in zip(api_util.leaf_names(out_tree, what), avals, fun_avals):
             if have != want:
                 raise (ValueError if have.shape != want.shape else TypeError)(
                     f"{self.kind}: {rule} returned {format_aval(have)} as {name}, but "
@@ -232,7 +231,7 @@ def _custom_jvp_vjp(cts, out, *primals, fun, jvp, needed):
     # The rule's tangent output is linear in the tangents: its pullback with
     # respect to them is the transpose, the primals' cotangents.
     zeros = [lax.zeros_like(p) for p in primals]
-    _, pullback, _ = vjp_flat(lambda ts: (jvp(list(primals), ts)[1], None), zeros)
+    _, pullback = vjp_flat(lambda ts: jvp(list(primals), ts)[1], zeros)
     in_cts = pullback([lax.zeros_like(o) if c is None else c for c, o in zip(cts, out)])
     return tuple(c if n else None for c, n in zip(in_cts, needed))
 
@@ -280,7 +279,7 @@ class custom_jvp(_CustomFunction):
 
     def defjvp(self, rule: Callable) -> Callable:
         """Set the JVP rule; returns it (usable as a decorator)."""
-        _util.check_callable(rule, "custom_jvp.defjvp")
+        api_util.check_callable(rule, "custom_jvp.defjvp")
         self.rule = rule
         return rule
 
@@ -312,14 +311,14 @@ def _check_tangents(t_out: Any, out_avals: list, out_tree: Any, where: str) -> l
     complex primals) dtype, as JAX's tangent types. Integer and boolean
     outputs have zero tangents: any dtype of their shape is accepted, and
     ignored."""
-    leaves, t_tree = _util.flatten_arrays(t_out, f"custom_jvp: tangent_out of {where}")
+    leaves, t_tree = api_util.flatten_arrays(t_out, f"custom_jvp: tangent_out of {where}")
     if t_tree != out_tree:
         raise TypeError(f"custom_jvp: {where} returned a tangent_out of structure {t_tree} for "
                         f"a primal_out of structure {out_tree}; they must be the same")
     for k, (t, oa) in enumerate(zip(leaves, out_avals)):
         ta = aval_of(t)
         if ta.shape != oa.shape or (is_inexact(oa.dtype) and ta.dtype != oa.dtype):
-            name = _util.leaf_names(out_tree, "tangent_out")[k]
+            name = api_util.leaf_names(out_tree, "tangent_out")[k]
             error = ValueError if ta.shape != oa.shape else TypeError
             raise error(
                 f"custom_jvp: {where} returned {format_aval(ta)} as {name}, for a primal "
@@ -414,8 +413,8 @@ class custom_vjp(_CustomFunction):
 
     def defvjp(self, fwd: Callable, bwd: Callable) -> None:
         """Set the forward and backward functions."""
-        _util.check_callable(fwd, "custom_vjp.defvjp")
-        _util.check_callable(bwd, "custom_vjp.defvjp")
+        api_util.check_callable(fwd, "custom_vjp.defvjp")
+        api_util.check_callable(bwd, "custom_vjp.defvjp")
         self.fwd, self.bwd = fwd, bwd
 
     def __call__(self, *args: Any) -> Any:
@@ -496,12 +495,12 @@ def _check_cotangents(got: Any, sig: _Signature, where: str) -> list:
             leaves[k] = None
             continue
         if not isinstance(ct, (mx.array, Tracer)):  # the common case is kept cheap
-            name = _util.leaf_names(sig.in_tree, "output")[k]
+            name = api_util.leaf_names(sig.in_tree, "output")[k]
             ct = leaves[k] = as_array(ct, f"custom_vjp: {name} of {where}")
         c = aval_of(ct)
         if c == a:
             continue
-        name = _util.leaf_names(sig.in_tree, "output")[k]
+        name = api_util.leaf_names(sig.in_tree, "output")[k]
         if c.shape != a.shape:
             raise ValueError(
                 f"custom_vjp: {where} returned {format_aval(c)} as {name}, for an argument "

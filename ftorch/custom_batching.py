@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 import ftorch.primitives as lax
-from ftorch import tree
+from ftorch import api_util, tree
 from ftorch.core import (
     Primitive,
     ShapeDtypeStruct,
@@ -48,7 +48,6 @@ from ftorch.core import (
 from ftorch.primitives._rules import move_bdim
 from ftorch.primitives.loops import map as lax_map
 from ftorch.primitives.shape import static_slice
-from ftorch.transforms import _util
 from ftorch.transforms.jvp import jvp_flat
 from ftorch.transforms.staging import ConcretizationError, stage
 from ftorch.transforms.vjp import vjp_flat
@@ -240,7 +239,7 @@ def _custom_vmap_vjp(cts, out, *primals, fun, rule, needed):
     n_p, n_out = len(primals), len(out)
 
     def pull(f, ps, cs):
-        _, pullback, _ = vjp_flat(lambda xs: (f(xs), None), ps)
+        _, pullback = vjp_flat(f, ps)
         full = [None] * n_out
         for j, c in zip(live, cs):
             full[j] = c
@@ -329,7 +328,7 @@ class custom_vmap:
     """
 
     def __init__(self, fun: Callable):
-        _util.check_callable(fun, "custom_vmap")
+        api_util.check_callable(fun, "custom_vmap")
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.vmap_rule: Callable | None = None
@@ -346,7 +345,7 @@ class custom_vmap:
         >>> f(mx.array(0.0)).item(), ft.vmap(f)(mx.zeros(2)).tolist()
         (0.0, [1.0, 1.0])
         """
-        _util.check_callable(vmap_rule, "custom_vmap.def_vmap")
+        api_util.check_callable(vmap_rule, "custom_vmap.def_vmap")
         self.vmap_rule = vmap_rule
         return vmap_rule
 
@@ -362,12 +361,12 @@ class custom_vmap:
                 f"custom_vmap: {fname!r} was called with keyword arguments "
                 f"{sorted(kwargs)}; they are not supported (as in JAX's rules, which take the "
                 "arguments positionally): pass them positionally")
-        leaves, in_tree = _util.flatten_arrays(args, "custom_vmap argument")
+        leaves, in_tree = api_util.flatten_arrays(args, "custom_vmap argument")
         rname = _name(rule)
         out_tree: list = []
 
         def call_fun(xs):
-            out_leaves, treedef = _util.flatten_arrays(fun(*tree.unflatten(in_tree, list(xs))),
+            out_leaves, treedef = api_util.flatten_arrays(fun(*tree.unflatten(in_tree, list(xs))),
                                                        f"the output of {fname!r}")
             out_tree[:] = [treedef]
             return out_leaves
@@ -379,13 +378,13 @@ class custom_vmap:
                 raise TypeError(f"custom_vmap: the rule {rname!r} must return a pair "
                                 f"(out, out_batched), got {type(got).__name__}")
             out, out_batched = got
-            out_leaves, treedef = _util.flatten_arrays(out, "the rule's output")
+            out_leaves, treedef = api_util.flatten_arrays(out, "the rule's output")
             flags, flags_tree = tree.flatten(out_batched)
             if flags_tree != treedef:
                 raise TypeError(
                     f"custom_vmap: out_batched has structure {flags_tree}, but the output of "
                     f"the rule {rname!r} {treedef}; give one bool per output leaf")
-            names = _util.leaf_names(treedef, "out")
+            names = api_util.leaf_names(treedef, "out")
             for name, o, b in zip(names, out_leaves, flags):
                 if not isinstance(b, (bool, np.bool_)):
                     raise TypeError(f"custom_vmap: the rule {rname!r} gives out_batched "
@@ -421,7 +420,7 @@ class custom_vmap:
 
                 def run(xs):
                     out = self.fun(*tree.unflatten(in_tree, list(xs)))
-                    out_leaves, out_tree = _util.flatten_arrays(out, f"the output of {fname!r}")
+                    out_leaves, out_tree = api_util.flatten_arrays(out, f"the output of {fname!r}")
                     found.append(out_tree)
                     return out_leaves
 
@@ -461,7 +460,7 @@ def sequential_vmap(f: Callable) -> custom_vmap:
     >>> ft.vmap(g, in_axes=(0, None))(mx.ones((3, 2)), mx.array(2.0)).tolist()
     [4.0, 4.0, 4.0]
     """
-    _util.check_callable(f, "sequential_vmap")
+    api_util.check_callable(f, "sequential_vmap")
     g = custom_vmap(f)
 
     @g.def_vmap

@@ -39,9 +39,9 @@ import mlx.core as mx
 import numpy as np
 
 from ftorch import random, tree
+from ftorch.api_util import leaf_names
 from ftorch.dtypes import from_numpy
 from ftorch.random import _check_key
-from ftorch.transforms._util import leaf_names
 
 __all__ = ["batches", "DataLoader", "split", "shard"]
 

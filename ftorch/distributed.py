@@ -51,10 +51,10 @@ import numpy as np
 
 import ftorch.primitives as lax
 from ftorch import tree
+from ftorch.api_util import leaf_names
 from ftorch.core import Tracer, aval_of, format_aval, is_inexact
 from ftorch.primitives.distributed import all_gather_p, all_max_p, all_min_p, all_sum_p
 from ftorch.serialization import save as _save_file
-from ftorch.transforms._util import leaf_names
 from ftorch.typing import PyTree
 
 __all__ = [

@@ -21,7 +21,10 @@ LAYERS: list[tuple[str, set[str]]] = [
     # The interpreters call primitives' strict wrappers, and the higher-order
     # primitives (loops, conditionals) are built from the graph transforms:
     # one level, whose modules import one another without a circle.
-    ("primitives and transforms", {"ftorch.primitives", "ftorch.transforms", "ftorch.tree"}),
+    ("primitives and transforms", {"ftorch.primitives", "ftorch.transforms", "ftorch.tree",
+                                   "ftorch.api_util"}),
+    # The differentiation API built on the interpreters (JAX's api.py).
+    ("derived transforms", {"ftorch.api"}),
     ("custom rules", {"ftorch.custom", "ftorch.custom_batching", "ftorch.extend"}),
     ("lax", {"ftorch.lax"}),
     ("numpy", {"ftorch.numpy"}),
@@ -31,6 +34,11 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("distributed training", {"ftorch.distributed"}),
     ("the package", {"ftorch", "ftorch.info"}),
 ]
+
+# Packages whose __init__ is a public face re-exporting names of a layer above
+# their own modules': ftorch.transforms exports ftorch.api's grad, jacfwd, ...
+# beside its interpreters' jit and vmap. They sit in that layer, by name only.
+FACES = {"ftorch.transforms": "derived transforms"}
 
 # Higher-order primitives that belong to a transform (as jax's pjit_p and
 # remat_p live beside jit and checkpoint), not to the primitive layer.
@@ -90,6 +98,8 @@ IMPORTS = {name: _imports(name) for name in MODULES}
 
 
 def _layer(name: str) -> int:
+    if name in FACES:
+        return [title for title, _ in LAYERS].index(FACES[name])
     best = None
     for level, (_, groups) in enumerate(LAYERS):
         for group in groups:

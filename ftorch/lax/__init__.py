@@ -14,7 +14,7 @@ semantics.
 
 from typing import Any
 
-from ftorch import tree
+from ftorch import api_util, tree
 from ftorch.primitives import (
     activations,
     barrier,
@@ -68,7 +68,6 @@ from ftorch.primitives.slicing import (
 )
 from ftorch.primitives.sorting import *  # noqa: F403
 from ftorch.primitives.special import *  # noqa: F403
-from ftorch.transforms import _util
 
 # The strict wrapper of every primitive, family by family.
 _strict_wrappers = [
@@ -109,5 +108,5 @@ def optimization_barrier(operand: Any) -> Any:
     >>> lax.optimization_barrier({"a": mx.array(1.0), "b": mx.array(2)})["b"].item()
     2
     """
-    leaves, treedef = _util.flatten_arrays(operand, "optimization_barrier operand")
+    leaves, treedef = api_util.flatten_arrays(operand, "optimization_barrier operand")
     return tree.unflatten(treedef, _barrier(*leaves) if leaves else [])

@@ -16,7 +16,7 @@ import mlx.core as mx
 
 import ftorch.numpy as fnp
 from ftorch import tree
-from ftorch.transforms._util import leaf_names
+from ftorch.api_util import leaf_names
 
 __all__ = [
     "Params", "Updates", "OptState", "Schedule", "ScalarOrSchedule", "GradientTransformation",

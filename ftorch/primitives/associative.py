@@ -14,9 +14,9 @@ from typing import Any
 
 import ftorch.primitives as lax
 from ftorch import tree
+from ftorch.api_util import check_callable, flatten_arrays, leaf_names
 from ftorch.core import aval_of, format_aval
 from ftorch.primitives.shape import static_slice
-from ftorch.transforms._util import check_callable, flatten_arrays, leaf_names
 
 __all__ = ["associative_scan"]
 

@@ -26,12 +26,11 @@ from typing import Any
 import mlx.core as mx
 
 import ftorch.primitives as lax
-from ftorch import tree
+from ftorch import api_util, tree
 from ftorch.core import Primitive, Tracer, as_array, aval_of, format_aval, is_floating
 from ftorch.graph import Graph, evaluate, lower, needs_host
 from ftorch.primitives._control import check_same_avals, padded
 from ftorch.primitives._rules import move_bdim
-from ftorch.transforms import _util
 from ftorch.transforms.jvp import jvp_graph
 from ftorch.transforms.staging import derive, stage_function
 from ftorch.transforms.vjp import vjp_graph
@@ -104,14 +103,14 @@ def _scalar_operand(x: Any, fname: str, name: str) -> Any:
 
 
 def _switch(index: Any, funs: tuple, operands: tuple, fname: str, names: tuple) -> Any:
-    leaves, in_tree = _util.flatten_arrays(operands, "operands")
+    leaves, in_tree = api_util.flatten_arrays(operands, "operands")
     in_avals = [aval_of(x) for x in leaves]
     staged = [stage_function(fun, in_avals, in_tree, f"{fname} {name}",
-                             lambda out: _util.flatten_arrays(out, "output"))
+                             lambda out: api_util.flatten_arrays(out, "output"))
               for fun, name in zip(funs, names)]
     first = staged[0]
     for s, name in zip(staged[1:], names[1:]):
-        out_names = _util.leaf_names(first.out_tree, "output")
+        out_names = api_util.leaf_names(first.out_tree, "output")
         check_same_avals(fname, "the branches' outputs", out_names,
                          (first.out_tree, first.graph.out_avals, f"from {names[0]}"),
                          (s.out_tree, s.graph.out_avals, f"from {name}"))

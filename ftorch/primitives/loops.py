@@ -35,7 +35,7 @@ import mlx.core as mx
 import numpy as np
 
 import ftorch.primitives as lax
-from ftorch import tree
+from ftorch import api_util, tree
 from ftorch.core import (
     Primitive,
     ShapeDtypeStruct,
@@ -63,7 +63,6 @@ from ftorch.primitives._control import (
     split,
 )
 from ftorch.primitives._rules import move_bdim
-from ftorch.transforms import _util
 from ftorch.transforms.jvp import jvp_graph
 from ftorch.transforms.staging import derive, stage_function
 from ftorch.transforms.vjp import vjp_graph
@@ -91,16 +90,16 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     >>> lax.while_loop(lambda v: v < 10, lambda v: v * 2, mx.array(1)).item()
     16
     """
-    _util.check_callable(cond_fun, "while_loop")
-    _util.check_callable(body_fun, "while_loop")
-    leaves, init_tree = _util.flatten_arrays(init_val, "init_val")
+    api_util.check_callable(cond_fun, "while_loop")
+    api_util.check_callable(body_fun, "while_loop")
+    leaves, init_tree = api_util.flatten_arrays(init_val, "init_val")
     in_avals = [aval_of(x) for x in leaves]
     arg_tree = tree.structure((init_val,))
     c = stage_function(cond_fun, in_avals, arg_tree, "while_loop cond_fun", _predicate)
     b = stage_function(body_fun, in_avals, arg_tree, "while_loop body_fun",
-                       lambda out: _util.flatten_arrays(out, "body_fun output"))
+                       lambda out: api_util.flatten_arrays(out, "body_fun output"))
     check_same_avals("while_loop", "body_fun's output and init_val",
-                     _util.leaf_names(init_tree, "carry"),
+                     api_util.leaf_names(init_tree, "carry"),
                      (init_tree, in_avals, "in init_val"),
                      (b.out_tree, b.graph.out_avals, "in body_fun's output"),
                      _carry_hint("body_fun", "init_val"))
@@ -289,14 +288,14 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     >>> total.item(), partial.tolist()
     (6.0, [1.0, 3.0, 6.0])
     """
-    _util.check_callable(f, "scan")
+    api_util.check_callable(f, "scan")
     if isinstance(unroll, bool):
         unroll = length if unroll else 1
     if not (unroll is None or isinstance(unroll, int)) or (isinstance(unroll, int) and unroll < 1):
         raise ValueError(f"scan: unroll must be a positive int or a bool, got {unroll!r}")
-    x_leaves, x_tree = _util.flatten_arrays(xs, "xs")
+    x_leaves, x_tree = api_util.flatten_arrays(xs, "xs")
     length = _scan_length(x_leaves, x_tree, length)
-    c_leaves, c_tree = _util.flatten_arrays(init, "init")
+    c_leaves, c_tree = api_util.flatten_arrays(init, "init")
     c_avals = [aval_of(x) for x in c_leaves]
     x_avals = [ShapeDtypeStruct(tuple(aval_of(x).shape[1:]), aval_of(x).dtype) for x in x_leaves]
     in_tree = tree.structure((init, xs))
@@ -305,14 +304,14 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise TypeError("scan: f must return a pair (carry, y), got "
                             f"{type(out).__name__}")
-        carry_leaves, carry_tree = _util.flatten_arrays(out[0], "f's output carry")
-        y_leaves, y_tree = _util.flatten_arrays(out[1], "f's output y")
+        carry_leaves, carry_tree = api_util.flatten_arrays(out[0], "f's output carry")
+        y_leaves, y_tree = api_util.flatten_arrays(out[1], "f's output y")
         return carry_leaves + y_leaves, (carry_tree, y_tree)
 
     body = stage_function(f, c_avals + x_avals, in_tree, "scan f", flatten_out)
     carry_tree, y_tree = body.out_tree
     n_carry = len(c_leaves)
-    check_same_avals("scan", "f's output carry and init", _util.leaf_names(c_tree, "carry"),
+    check_same_avals("scan", "f's output carry and init", api_util.leaf_names(c_tree, "carry"),
                      (c_tree, c_avals, "in init"),
                      (carry_tree, body.graph.out_avals[:carry_tree.num_leaves],
                       "in f's output carry"), _carry_hint("f", "init"))
@@ -323,7 +322,7 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
 
 
 def _scan_length(x_leaves: list, x_tree: Any, length: Any) -> int:
-    names = _util.leaf_names(x_tree, "xs")
+    names = api_util.leaf_names(x_tree, "xs")
     sizes = {}
     for name, x in zip(names, x_leaves):
         if x.ndim == 0:
@@ -706,7 +705,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any,
     >>> lax.fori_loop(0, 5, lambda i, acc: acc + i, mx.array(0)).item()
     10
     """
-    _util.check_callable(body_fun, "fori_loop")
+    api_util.check_callable(body_fun, "fori_loop")
     body_fun = _checked_fori_body(body_fun, init_val)
     lo, hi = _static_bound(lower), _static_bound(upper)
     if lo is not None and hi is not None:
@@ -738,13 +737,13 @@ def _checked_fori_body(body_fun: Callable, init_val: Any) -> Callable:
     """``body_fun``, checked to return a val of ``init_val``'s type while it
     is staged: the loop it becomes (a scan or a while_loop) would otherwise
     report the mismatch in terms of its own carry, with the loop index in it."""
-    init_leaves, init_tree = _util.flatten_arrays(init_val, "init_val")
+    init_leaves, init_tree = api_util.flatten_arrays(init_val, "init_val")
     init_avals = [aval_of(x) for x in init_leaves]
-    names = _util.leaf_names(init_tree, "val")
+    names = api_util.leaf_names(init_tree, "val")
 
     def checked(i, val):
         out = body_fun(i, val)
-        leaves, out_tree = _util.flatten_arrays(out, "body_fun's output")
+        leaves, out_tree = api_util.flatten_arrays(out, "body_fun's output")
         check_same_avals("fori_loop", "body_fun(i, val)'s output and init_val", names,
                          (init_tree, init_avals, "in init_val"),
                          (out_tree, [aval_of(x) for x in leaves], "in body_fun's output"),
@@ -784,12 +783,12 @@ def map(f: Callable, xs: Any, batch_size: int | None = None) -> Any:
     >>> lax.map(lambda x: x * x, mx.arange(4.0)).tolist()
     [0.0, 1.0, 4.0, 9.0]
     """
-    _util.check_callable(f, "map")
+    api_util.check_callable(f, "map")
     if batch_size is None:
         return scan(lambda _, x: ((), f(x)), (), xs)[1]
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ValueError(f"map: batch_size must be a positive int, got {batch_size!r}")
-    leaves, x_tree = _util.flatten_arrays(xs, "xs")
+    leaves, x_tree = api_util.flatten_arrays(xs, "xs")
     n = _scan_length(leaves, x_tree, None)
     n_main = (n // batch_size) * batch_size
     batched_f = _vmap(f)

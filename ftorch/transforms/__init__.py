@@ -1,9 +1,9 @@
-"""Transforms: interpreters over the primitives' rules, one file each."""
+"""Transforms: interpreters over the primitives' rules, one file each; the
+differentiation API built on them is ``ftorch.api``, re-exported here."""
 
+from ftorch.api import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 from ftorch.transforms.jit import jit
-from ftorch.transforms.jvp import jacfwd, jvp, linearize
 from ftorch.transforms.staging import eval_shape, make_graph
-from ftorch.transforms.vjp import grad, hessian, jacrev, value_and_grad, vjp
 from ftorch.transforms.vmap import vmap
 
 __all__ = [

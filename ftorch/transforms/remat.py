@@ -33,11 +33,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import ftorch.primitives as lax
-from ftorch import tree
+from ftorch import api_util, tree
 from ftorch.core import Primitive, aval_of
 from ftorch.graph import Graph, aval_of_atom, dce, evaluate, lower
 from ftorch.primitives._rules import linear, vectorized
-from ftorch.transforms import _util
 from ftorch.transforms.jvp import jvp_graph
 from ftorch.transforms.staging import checked, derive, stage_function
 from ftorch.transforms.vjp import vjp_graph
@@ -146,7 +145,7 @@ def checkpoint_name(x: Any, name: str) -> Any:
     """
     if not isinstance(name, str):
         raise TypeError(f"checkpoint_name: name must be a str, got {name!r}")
-    leaves, treedef = _util.flatten_arrays(x, "checkpoint_name value")
+    leaves, treedef = api_util.flatten_arrays(x, "checkpoint_name value")
     return tree.unflatten(treedef, [name_p.bind(v, name=name) for v in leaves])
 
 
@@ -274,7 +273,7 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
     ...     lambda w, x: fnp.sum(fnp.tanh(fnp.tanh(x @ w) @ w)))(w, x)))
     True
     """
-    _util.check_callable(fun, "checkpoint")
+    api_util.check_callable(fun, "checkpoint")
     policy = nothing_saveable if policy is None else policy
     if not callable(policy):
         raise TypeError(f"checkpoint: policy must be a function (prim, *avals, **params) -> "
@@ -283,9 +282,9 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
     fname = getattr(fun, "__name__", "<function>")
 
     def checkpointed(*args: Any) -> Any:
-        nums = _util.normalize_argnums(static, len(args), "checkpoint") if static else ()
+        nums = api_util.normalize_argnums(static, len(args), "checkpoint") if static else ()
         dynamic = tuple(a for i, a in enumerate(args) if i not in nums)
-        leaves, in_tree = _util.flatten_arrays(dynamic, "checkpoint argument")
+        leaves, in_tree = api_util.flatten_arrays(dynamic, "checkpoint argument")
 
         def call(*dyn):
             it = iter(dyn)
@@ -293,7 +292,7 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
 
         staged = stage_function(call, [aval_of(x) for x in leaves], in_tree,
                                 f"checkpoint of {fname}",
-                                lambda out: _util.flatten_arrays(out, "checkpoint output"))
+                                lambda out: api_util.flatten_arrays(out, "checkpoint output"))
         outs = remat_p.bind(*staged.hoisted, *leaves, graph=staged.graph, policy=policy,
                             prevent_cse=bool(prevent_cse))
         return tree.unflatten(staged.out_tree, outs)

@@ -24,7 +24,7 @@ import mlx.core as mx
 import numpy as np
 
 import ftorch.primitives as lax
-from ftorch import core, tree
+from ftorch import api_util, core, tree
 from ftorch.config import config
 from ftorch.core import (
     ShapeDtypeStruct,
@@ -37,7 +37,6 @@ from ftorch.core import (
     user_frame,
 )
 from ftorch.graph import Eqn, Graph, Literal, Var, aval_of_atom, simplify, typecheck
-from ftorch.transforms import _util
 
 __all__ = ["stage", "derive", "checked", "make_graph", "eval_shape", "ConcretizationError",
            "StagingTracer", "StagingTrace"]
@@ -234,7 +233,7 @@ def stage_function(f: Callable, in_avals: Sequence[ShapeDtypeStruct], in_tree: A
     """Stage ``f(*unflatten(in_tree, leaves))`` once, whatever the number of
     times the control flow will run it. ``flatten_out(result)`` returns the
     output leaves and what ``out_tree`` records."""
-    flat_f, out_info = _util.flatten_fun(f, in_tree, flatten_out)
+    flat_f, out_info = api_util.flatten_fun(f, in_tree, flatten_out)
     graph, hoisted = stage(flat_f, in_avals, fname)
     return Staged(checked(simplify(graph)), hoisted, out_info.value)
 
@@ -309,7 +308,7 @@ def make_graph(f: Callable, static_argnums: int | Sequence[int] = ()) -> Callabl
       d:f32[] = sum[axes=(0,), keepdims=False] c
       return d
     """
-    _util.check_callable(f, "make_graph")
+    api_util.check_callable(f, "make_graph")
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     fname = getattr(f, "__qualname__", repr(f))
 
@@ -341,8 +340,8 @@ def eval_shape(f: Callable, *args: Any, **kwargs: Any) -> Any:
     >>> ft.eval_shape(lambda x: fnp.outer(x, x), ft.ShapeDtypeStruct((3,), mx.float32))
     ShapeDtypeStruct(shape=(3, 3), dtype=mlx.core.float32)
     """
-    _util.check_callable(f, "eval_shape")
+    api_util.check_callable(f, "eval_shape")
     avals, weak, treedef = _abstract_leaves((args, kwargs), "eval_shape")
-    flat_f, out_tree = _util.flatten_fun(f, treedef, tree.flatten, kwargs=True)
+    flat_f, out_tree = api_util.flatten_fun(f, treedef, tree.flatten, kwargs=True)
     graph, _ = stage(flat_f, avals, getattr(f, "__qualname__", repr(f)), weak=weak)
     return tree.unflatten(out_tree.value, graph.out_avals)

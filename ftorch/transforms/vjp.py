@@ -1,5 +1,6 @@
-"""Reverse-mode autodiff from per-op VJP rules: ``vjp``, ``grad``,
-``value_and_grad``, ``jacrev`` and ``hessian``.
+"""Reverse-mode autodiff from per-op VJP rules: the tape interpreter
+(``vjp_flat``) and its graph transform (``vjp_graph``); ``ftorch.api``
+builds ``vjp``, ``grad``, ``value_and_grad``, ``jacrev`` and ``hessian`` on them.
 
 The forward pass records one ``Node`` per primitive applied to a traced
 value (the tape). The pullback walks the nodes in reverse creation order and
@@ -12,13 +13,10 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-import mlx.core as mx
-
 import ftorch.primitives as lax
-from ftorch import tree
 from ftorch.core import (
     INEXACT,
     ShapeDtypeStruct,
@@ -26,15 +24,10 @@ from ftorch.core import (
     Tracer,
     aval_of,
     call_traced,
-    is_complex,
-    is_inexact,
     new_main,
 )
 from ftorch.graph import Graph, Var, dce, evaluate, split_by_dependence
-from ftorch.transforms import _util
-from ftorch.transforms.jvp import _per_argnums, jacfwd
 from ftorch.transforms.staging import checked, derive
-from ftorch.transforms.vmap import vmap
 
 _sequence = itertools.count()
 
@@ -144,16 +137,16 @@ def backward(roots: list, cotangents: list, inputs: list[Node]) -> list:
     return [acc.get(id(n), [None])[0] for n in inputs]
 
 
-def vjp_flat(f: Callable, primals: list) -> tuple[list, Callable, Any]:
-    """Trace ``f`` (list of leaves -> (list of leaves, extra)) onto a tape.
+def vjp_flat(f: Callable, primals: list) -> tuple[list, Callable]:
+    """Trace ``f`` (a function of a list of leaves returning a list of
+    leaves) onto a tape.
 
-    Returns the output leaves, ``pullback(cotangent leaves) -> input
-    cotangent leaves`` (``None`` for zero) and ``f``'s extra value with this
-    transform's tracers stripped."""
+    Returns the output leaves and ``pullback(cotangent leaves) -> input
+    cotangent leaves`` (``None`` for zero)."""
     with new_main(VJPTrace) as main:
         trace = VJPTrace(main)
         inputs = [Node(None, None, None, p, ()) for p in primals]
-        outs, extra = call_traced(f, [VJPTracer(trace, p, n) for p, n in zip(primals, inputs)])
+        outs = call_traced(f, [VJPTracer(trace, p, n) for p, n in zip(primals, inputs)])
         out_primals, roots = [], []
         for o in outs:
             if isinstance(o, Tracer) and o._trace.main is main:
@@ -162,8 +155,6 @@ def vjp_flat(f: Callable, primals: list) -> tuple[list, Callable, Any]:
             else:
                 out_primals.append(o)
                 roots.append(None)
-        extra = tree.map(lambda x: x.primal if isinstance(x, VJPTracer) and x._trace.main is main
-                         else x, extra)
 
     def pullback(cotangents: list) -> list:
         live = [(r, c) for r, c in zip(roots, cotangents) if r is not None and c is not None]
@@ -171,7 +162,7 @@ def vjp_flat(f: Callable, primals: list) -> tuple[list, Callable, Any]:
             return [None] * len(primals)
         return backward([r for r, _ in live], [c for _, c in live], inputs)
 
-    return out_primals, pullback, extra
+    return out_primals, pullback
 
 
 def vjp_graph(graph: Graph) -> tuple[Graph, Graph, list[bool]]:
@@ -202,7 +193,7 @@ def vjp_graph(graph: Graph) -> tuple[Graph, Graph, list[bool]]:
 
     def make(info):
         def flat_f(leaves):
-            outs, pullback, _ = vjp_flat(lambda xs: (evaluate(graph, xs), None), leaves[:n_in])
+            outs, pullback = vjp_flat(lambda xs: evaluate(graph, xs), leaves[:n_in])
             in_cts = pullback(list(leaves[n_in:]))
             info.append([c is not None for c in in_cts])
             return outs + [c for c in in_cts if c is not None]
@@ -226,211 +217,3 @@ def vjp_graph(graph: Graph) -> tuple[Graph, Graph, list[bool]]:
                     joint.outs[n_out:]))
     entry = graph.derived["vjp split"] = (checked(fwd), checked(bwd), nonzero)
     return entry
-
-
-def _trace_for_vjp(f: Callable, primals: tuple, has_aux: bool, fname: str):
-    p_leaves, p_tree = _util.flatten_arrays(primals, "primals")
-
-    def flat_f(leaves):
-        out = f(*tree.unflatten(p_tree, leaves))
-        out, aux = _util.split_aux(out, has_aux, fname)
-        o_leaves, o_tree = _util.flatten_arrays(out, "output")
-        return o_leaves, (o_tree, aux)
-
-    out_leaves, pullback, (o_tree, aux) = vjp_flat(flat_f, p_leaves)
-    return p_leaves, p_tree, out_leaves, o_tree, pullback, aux
-
-
-def vjp(f: Callable, *primals: Any, has_aux: bool = False):
-    """Evaluate ``f(*primals)`` and return it with its pullback.
-
-    ``pullback(cotangent)`` takes a cotangent shaped like the output and
-    returns a tuple with one cotangent per primal; it can be called many times.
-
-    >>> import ftorch as ft, mlx.core as mx
-    >>> y, pullback = ft.vjp(lambda x: x * x, mx.array(3.0))
-    >>> pullback(mx.array(1.0))[0].item()
-    6.0
-    """
-    _util.check_callable(f, "vjp")
-    p_leaves, p_tree, out_leaves, o_tree, flat_pullback, aux = _trace_for_vjp(
-        f, primals, has_aux, "vjp")
-
-    def pullback(cotangent: Any) -> tuple:
-        c_leaves, c_tree = _util.flatten_arrays(cotangent, "cotangent")
-        if c_tree != o_tree:
-            raise ValueError(
-                f"pullback: the cotangent must have the output's structure {o_tree}, got {c_tree}")
-        for name, c, o in zip(_util.leaf_names(o_tree, "cotangent"), c_leaves, out_leaves):
-            _util.check_like(c, o, "pullback", name)
-        c_leaves = [c if is_inexact(aval_of(o).dtype) else None
-                    for c, o in zip(c_leaves, out_leaves)]
-        cts = flat_pullback(c_leaves)
-        cts = [lax.zeros_like(p) if c is None else c for p, c in zip(p_leaves, cts)]
-        return tree.unflatten(p_tree, cts)
-
-    out = tree.unflatten(o_tree, out_leaves)
-    return (out, pullback, aux) if has_aux else (out, pullback)
-
-
-def value_and_grad(
-    f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-    holomorphic: bool = False,
-) -> Callable:
-    """A function returning ``f``'s value and its gradient w.r.t. ``argnums``.
-
-    ``f`` must return a real scalar (with ``has_aux``: a pair ``(scalar, aux)``,
-    and the value is that pair), or a complex one with ``holomorphic=True``.
-    Keyword arguments are passed through and not differentiated. Complex
-    inputs follow JAX's convention (see ``grad``).
-
-    >>> import ftorch as ft, mlx.core as mx
-    >>> value, g = ft.value_and_grad(lambda w: (w ** 2).sum())(mx.array([1.0, 2.0]))
-    >>> value.item(), g.tolist()
-    (5.0, [2.0, 4.0])
-    """
-    _util.check_callable(f, "value_and_grad")
-
-    def value_and_grad_f(*args, **kwargs):
-        nums = _util.normalize_argnums(argnums, len(args), "grad")
-        dargs = tuple(args[n] for n in nums)
-        p_leaves, p_tree = _util.flatten_arrays(dargs, "args")
-        for i, leaf in enumerate(p_leaves):
-            dtype = aval_of(leaf).dtype
-            if not is_inexact(dtype) or (holomorphic and not is_complex(dtype)):
-                path = p_tree.paths()[i]
-                name = f"argument {nums[path[0]]}" + "".join(f"[{q!r}]" for q in path[1:])
-                if holomorphic:
-                    raise TypeError(f"grad with holomorphic=True requires complex inputs, "
-                                    f"but {name} has dtype {dtype}")
-                raise TypeError(
-                    f"grad requires floating-point inputs, but {name} has dtype "
-                    f"{dtype}; cast it with .astype(mx.float32) or leave it out of argnums")
-
-        def flat_f(leaves):
-            out = f(*_util.substitute(args, nums, tree.unflatten(p_tree, leaves)), **kwargs)
-            out, aux = _util.split_aux(out, has_aux, "grad")
-            out = _util.as_output(out, "grad: the function's output")
-            shape, dtype = aval_of(out).shape, aval_of(out).dtype
-            if shape != ():
-                raise TypeError(
-                    f"grad requires a scalar output (shape ()), got shape {shape}; "
-                    "reduce it (e.g. .sum()) or use ft.vjp / ft.jacrev")
-            _util.check_output_dtype(dtype, "grad", holomorphic)
-            return [out], aux
-
-        (value,), pullback, aux = vjp_flat(flat_f, p_leaves)
-        cts = pullback([lax.ones_like(value)])
-        grads = [lax.zeros_like(p) if c is None else c for p, c in zip(p_leaves, cts)]
-        g = _per_argnums(tree.unflatten(p_tree, grads), argnums)
-        return ((value, aux) if has_aux else value), g
-
-    return value_and_grad_f
-
-
-def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-         holomorphic: bool = False) -> Callable:
-    """The gradient of a scalar function ``f`` w.r.t. ``argnums``.
-
-    >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
-    >>> ft.grad(fnp.sin)(mx.array(0.0)).item()
-    1.0
-    >>> ft.grad(ft.grad(fnp.cos))(mx.array(0.0)).item()
-    -1.0
-
-    Complex numbers (JAX's convention). A complex64 value ``z = x + iy`` is
-    differentiated as the pair of reals ``(x, y)``:
-
-    - ``ft.jvp`` applies the real-linear derivative to a complex tangent
-      ``t``: for ``|z|**2`` it gives ``2 * real(conj(z) * t)``; for a
-      holomorphic ``f`` it gives ``f'(z) * t``.
-    - ``ft.vjp`` gives the transpose of that map for the pairing
-      ``<c, t> = real(sum(c * t))`` (no conjugation): ``ct -> ct * f'(z)`` for
-      a holomorphic ``f``, ``conj`` for ``conj``, ``ct -> -1j * ct`` for
-      ``imag``, and ``ct -> real(ct * a)`` for the real input of ``x * a``.
-    - ``grad`` of a real-valued function of complex inputs is ``vjp`` with
-      cotangent 1: ``dL/dx - 1j * dL/dy``, the conjugate of the steepest
-      ascent direction. ``grad(lambda z: fnp.abs(z) ** 2)(z)`` is
-      ``2 * conj(z)``; a gradient-descent step is ``z - lr * conj(g)``.
-    - A complex output needs ``holomorphic=True`` (and complex inputs): the
-      result is then ``f'(z)``. Otherwise ``grad`` refuses it, as JAX does;
-      take a real part (``fnp.real``, ``fnp.abs``) or use ``ft.vjp``.
-
-    MLX has no complex128: complex values are complex64 throughout.
-
-    >>> z = mx.array(1 + 2j)
-    >>> ft.grad(lambda z: fnp.abs(z) ** 2)(z).item()
-    (2-4j)
-    >>> ft.grad(lambda z: z * z, holomorphic=True)(z).item()
-    (2+4j)
-    """
-    _util.check_callable(f, "grad")
-    vg = value_and_grad(f, argnums, has_aux, holomorphic)
-
-    def grad_f(*args, **kwargs):
-        (value, g) = vg(*args, **kwargs)
-        return (g, value[1]) if has_aux else g
-
-    return grad_f
-
-
-def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-           holomorphic: bool = False) -> Callable:
-    """The Jacobian of ``f`` by reverse mode: the pullback vmapped over the output basis.
-
-    Same layout as ``jacfwd``: ``out_leaf.shape + in_leaf.shape`` per pair.
-    Complex outputs need ``holomorphic=True`` (with complex inputs); real
-    outputs of complex inputs give the rows ``grad`` would (see ``grad``).
-
-    >>> import ftorch as ft, mlx.core as mx
-    >>> ft.jacrev(lambda x: x ** 2)(mx.array([1.0, 2.0])).tolist()
-    [[2.0, 0.0], [0.0, 4.0]]
-    """
-    _util.check_callable(f, "jacrev")
-
-    def jacobian(*args, **kwargs):
-        nums = _util.normalize_argnums(argnums, len(args), "jacrev")
-        d_leaves, d_tree = _util.flatten_arrays(tuple(args[n] for n in nums), "args")
-        _util.check_differentiable(d_leaves, d_tree, "args", "jacrev", holomorphic=holomorphic)
-
-        def flat_f(leaves):
-            out = f(*_util.substitute(args, nums, tree.unflatten(d_tree, leaves)), **kwargs)
-            out, aux = _util.split_aux(out, has_aux, "jacrev")
-            return _util.flatten_arrays(out, "output")[0], (tree.structure(out), aux)
-
-        out_leaves, pullback, (o_tree, aux) = vjp_flat(flat_f, d_leaves)
-        for o in out_leaves:
-            if holomorphic or is_complex(o.dtype):
-                _util.check_output_dtype(o.dtype, "jacrev", holomorphic)
-        jac = []
-        for k, o in enumerate(out_leaves):
-            def pull(c, k=k):
-                cts = [None] * len(out_leaves)
-                cts[k] = c
-                return [lax.zeros_like(leaf) if g is None else g
-                        for leaf, g in zip(d_leaves, pullback(cts))]
-
-            n = o.size
-            if n:
-                basis = lax.reshape(mx.eye(n, dtype=o.dtype), (n, *o.shape))
-                rows = vmap(pull)(basis)  # one vmapped pullback over the output basis
-            else:
-                rows = [lax.zeros((0, *leaf.shape), leaf.dtype) for leaf in d_leaves]
-            per_in = [lax.reshape(r, (*o.shape, *leaf.shape)) for r, leaf in zip(rows, d_leaves)]
-            jac.append(_per_argnums(tree.unflatten(d_tree, per_in), argnums))
-        result = tree.unflatten(o_tree, jac)
-        return (result, aux) if has_aux else result
-
-    return jacobian
-
-
-def hessian(f: Callable, argnums: int | Sequence[int] = 0,
-            holomorphic: bool = False) -> Callable:
-    """The Hessian of a scalar ``f``: ``jacfwd(jacrev(f))``.
-
-    >>> import ftorch as ft, mlx.core as mx
-    >>> ft.hessian(lambda x: (x ** 3).sum())(mx.array([1.0, 2.0])).tolist()
-    [[6.0, 0.0], [0.0, 12.0]]
-    """
-    _util.check_callable(f, "hessian")
-    return jacfwd(jacrev(f, argnums, holomorphic=holomorphic), argnums, holomorphic=holomorphic)

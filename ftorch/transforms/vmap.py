@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import mlx.core as mx
 
 import ftorch.primitives as lax
-from ftorch import core, tree
+from ftorch import api_util, core, tree
 from ftorch.core import (
     MainTrace,
     Primitive,
@@ -36,7 +36,6 @@ from ftorch.core import (
 from ftorch.graph import Graph, evaluate, subgraphs
 from ftorch.primitives._rules import move_bdim
 from ftorch.primitives.shape import static_slice
-from ftorch.transforms import _util
 from ftorch.transforms.staging import derive
 
 
@@ -354,7 +353,7 @@ def vmap(
     >>> ft.vmap(center, axis_name="batch")(mx.array([1.0, 2.0, 6.0])).tolist()
     [-2.0, -1.0, 3.0]
     """
-    _util.check_callable(f, "vmap")
+    api_util.check_callable(f, "vmap")
     if chunk_size is not None and (type(chunk_size) is not int or chunk_size < 1):
         raise ValueError(f"vmap: chunk_size must be a positive int, got {chunk_size!r}")
     if axis_size is not None and (not isinstance(axis_size, int) or isinstance(axis_size, bool)
@@ -383,8 +382,8 @@ def vmap(
                 f"with {len(args)} positional arguments")
         # Keyword arguments join the tree only when there are some (the common
         # call has none, and flattening an extra level costs on every call).
-        leaves, args_tree = (_util.flatten_arrays((args, kwargs), "(args, kwargs)")
-                             if kwargs else _util.flatten_arrays(args, "args"))
+        leaves, args_tree = (api_util.flatten_arrays((args, kwargs), "(args, kwargs)")
+                             if kwargs else api_util.flatten_arrays(args, "args"))
         axes = _broadcast_prefix(axes_spec, args, "in_axes")
         axes += [0] * (len(leaves) - len(axes))  # keyword arguments: axis 0
         size = axis_size
@@ -428,10 +427,10 @@ def vmap(
 
     def _run(leaves, axes, args_tree, with_kwargs, size):
         def flatten_out(out):
-            out_leaves, out_tree = _util.flatten_arrays(out, "output")
+            out_leaves, out_tree = api_util.flatten_arrays(out, "output")
             return out_leaves, (out_tree, _broadcast_prefix(out_axes, out, "out_axes"))
 
-        flat_f, out_info = _util.flatten_fun(f, args_tree, flatten_out, kwargs=with_kwargs)
+        flat_f, out_info = api_util.flatten_fun(f, args_tree, flatten_out, kwargs=with_kwargs)
         vals, dims = batch_flat(flat_f, leaves, axes, size, axis_name)
         out_tree, spec = out_info.value
         results = []
@@ -471,6 +470,6 @@ def _arg_names(args_tree: Any, with_kwargs: Any) -> list[str]:
     """'args[0]['w']', 'kwargs['y']': each leaf of the arguments' tree, which is
     (args, kwargs) if there are keyword arguments, else args."""
     if not with_kwargs:
-        return _util.leaf_names(args_tree, "args")
+        return api_util.leaf_names(args_tree, "args")
     return [("args" if path[0] == 0 else "kwargs") + "".join(f"[{p!r}]" for p in path[1:])
             for path in args_tree.paths()]
