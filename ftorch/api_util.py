@@ -38,11 +38,12 @@ def check_callable(f: Any, fname: str) -> None:
 
 
 def check_axis(axis: int, ndim: int, fname: str, argname: str = "axis", *,
-               of: str | None = None, within: str | None = None) -> int:
+               of: str | Callable[[], str] | None = None, within: str | None = None) -> int:
     """``axis`` counted from 0 (a negative one from the end), after checking
     that it is one of ``ndim`` axes; else the ``ValueError`` every function
     raises: "fname: argname axis [in within] is out of range for of", ``of``
-    being "an array of ndim N" unless given.
+    being "an array of ndim N" unless given (a function making it, where
+    naming the operand costs more than the check).
 
     >>> from ftorch.api_util import check_axis
     >>> check_axis(-1, 3, "sum")
@@ -54,6 +55,7 @@ def check_axis(axis: int, ndim: int, fname: str, argname: str = "axis", *,
     """
     if not -ndim <= axis < ndim:
         subject = f"{argname} {axis}" + (f" in {within}" if within else "")
+        of = of() if callable(of) else of
         raise ValueError(f"{fname}: {subject} is out of range for "
                          f"{of or f'an array of ndim {ndim}'}")
     return axis % ndim

@@ -51,10 +51,11 @@ class _Signature:
     the tree and avals of the function's result, recorded when it runs."""
 
     def __init__(self, args: tuple, nondiff: tuple[int, ...], fname: str):
+        self.args = args
         self.static = {i: args[i] for i in nondiff if i < len(args)}
-        dynamic = tuple(a for i, a in enumerate(args) if i not in self.static)
+        self.positions = [i for i in range(len(args)) if i not in self.static]
+        dynamic = tuple(args[i] for i in self.positions)
         self.leaves, self.in_tree = api_util.flatten_arrays(dynamic, f"{fname} argument")
-        self.nargs = len(args)
         self._in_avals: tuple | None = None
         self.out_tree: Any = None
         self.out_avals: list | None = None
@@ -68,18 +69,24 @@ class _Signature:
     def dynamic(self, leaves: Sequence) -> tuple:
         return tuple(tree.unflatten(self.in_tree, list(leaves)))
 
-    def full(self, leaves: Sequence) -> list:
-        it = iter(self.dynamic(leaves))
-        return [self.static[i] if i in self.static else next(it) for i in range(self.nargs)]
+    def flatten(self, f: Callable, flatten_out: Callable) -> tuple[Callable, api_util.OutputInfo]:
+        """``f`` (the function or a rule taking its arguments) run on the
+        dynamic arguments' leaves, the static ones bound."""
+        return api_util.flatten_fun(api_util.with_static(f, self.args, self.positions),
+                                    self.in_tree, flatten_out)
 
     def statics(self) -> list:
         return [self.static[i] for i in sorted(self.static)]
 
-    def flat_out(self, out: Any, what: str) -> list:
-        """The leaves of the function's result, recording its tree and avals."""
-        leaves, self.out_tree = api_util.flatten_arrays(out, what)
-        self.out_avals = [aval_of(x) for x in leaves]
-        return leaves
+    def recording(self, what: str) -> Callable[[Any], tuple[list, Any]]:
+        """The ``flatten_out`` of the function itself: its result's leaves,
+        recording its tree and avals here."""
+        def flatten_out(out: Any) -> tuple[list, Any]:
+            leaves, self.out_tree = api_util.flatten_arrays(out, what)
+            self.out_avals = [aval_of(x) for x in leaves]
+            return leaves, self.out_tree
+
+        return flatten_out
 
 
 def _name(f: Any) -> str:
@@ -135,17 +142,11 @@ class _CustomFunction:
             return None
         if known is not _UNKNOWN:
             return known
-        found: list = []
-
-        def run(leaves):
-            out, out_tree = api_util.flatten_arrays(self.fun(*sig.full(leaves)), "output")
-            found.append(out_tree)
-            return out
-
+        run, out_info = sig.flatten(self.fun, api_util.output_flattener(self.kind))
         random_key = global_random_key()
         try:
             graph, _ = stage(run, sig.in_avals, f"{self.kind} function {_name(self.fun)!r}")
-            known: tuple | None = (found[0], list(graph.out_avals))
+            known: tuple | None = (out_info.value[0], list(graph.out_avals))
         except ConcretizationError:
             known = None
         except RuntimeError:
@@ -290,8 +291,7 @@ class custom_jvp(_CustomFunction):
         fun, rule = self.fun, self.rule
         where = f"the JVP rule {_name(rule)!r} of {_name(fun)!r}"
 
-        def flat_fun(leaves):
-            return sig.flat_out(fun(*sig.full(leaves)), "custom_jvp output")
+        flat_fun, _ = sig.flatten(fun, sig.recording("custom_jvp output"))
 
         def flat_jvp(primals, tangents):
             got = rule(*sig.statics(), sig.dynamic(primals), sig.dynamic(tangents))
@@ -424,23 +424,22 @@ class custom_vjp(_CustomFunction):
         fun, fwd, bwd = self.fun, self.fwd, self.bwd
         fwd_where = f"the fwd rule {_name(fwd)!r} of {_name(fun)!r}"
         bwd_where = f"the bwd rule {_name(bwd)!r} of {_name(fun)!r}"
-        res_tree: list = []
+        flat_fun, _ = sig.flatten(fun, sig.recording("custom_vjp output"))
 
-        def flat_fun(leaves):
-            return sig.flat_out(fun(*sig.full(leaves)), "custom_vjp output")
-
-        def flat_fwd(leaves):
-            got = fwd(*sig.full(leaves))
+        def fwd_out(got: Any) -> tuple[tuple[list, list], Any]:
+            """fwd's ``(out, residuals)`` as (out leaves, residual leaves),
+            recording the residuals' tree."""
             if not (isinstance(got, (tuple, list)) and len(got) == 2):
                 raise TypeError(f"custom_vjp: {fwd_where} must return a pair (out, residuals), "
                                 f"got {_describe(got)}")
             out, res = got
-            res_leaves, res_tree_ = tree.flatten(res)
-            res_tree[:] = [res_tree_]
-            return self._check_primal_out(sig, out, fwd_where, "out")[0], res_leaves
+            res_leaves, res_tree = tree.flatten(res)
+            return (self._check_primal_out(sig, out, fwd_where, "out")[0], res_leaves), res_tree
+
+        flat_fwd, res_info = sig.flatten(fwd, fwd_out)
 
         def flat_bwd(res_leaves, cts):
-            got = bwd(*sig.statics(), tree.unflatten(res_tree[0], list(res_leaves)),
+            got = bwd(*sig.statics(), tree.unflatten(res_info.value, list(res_leaves)),
                       tree.unflatten(sig.out_tree, list(cts)))
             return _check_cotangents(got, sig, bwd_where)
 

@@ -365,11 +365,12 @@ class custom_vmap:
         rname = _name(rule)
         out_tree: list = []
 
-        def call_fun(xs):
-            out_leaves, treedef = api_util.flatten_arrays(fun(*tree.unflatten(in_tree, list(xs))),
-                                                       f"the output of {fname!r}")
+        def record(out):
+            leaves_, treedef = api_util.flatten_arrays(out, f"the output of {fname!r}")
             out_tree[:] = [treedef]
-            return out_leaves
+            return leaves_, treedef
+
+        call_fun, _ = api_util.flatten_fun(fun, in_tree, record)
 
         def flat_rule(axis_size, in_batched, xs):
             got = rule(axis_size, tree.unflatten(in_tree, list(in_batched)),
@@ -416,19 +417,14 @@ class custom_vmap:
         for fresh in (False, True):
             expected = None if fresh else self._signatures.get(key)
             if expected is None:
-                found: list = []
-
-                def run(xs):
-                    out = self.fun(*tree.unflatten(in_tree, list(xs)))
-                    out_leaves, out_tree = api_util.flatten_arrays(out, f"the output of {fname!r}")
-                    found.append(out_tree)
-                    return out_leaves
-
+                run, out_info = api_util.flatten_fun(
+                    self.fun, in_tree, api_util.output_flattener(
+                        "custom_vmap", what=f"the output of {fname!r}"))
                 try:
                     graph, _ = stage(run, example, f"custom_vmap function {fname!r}")
                 except ConcretizationError:  # it needs values: nothing to compare with
                     return
-                expected = self._signatures[key] = (found[0], tuple(graph.out_avals))
+                expected = self._signatures[key] = (out_info.value[0], tuple(graph.out_avals))
             if expected == got:
                 return
         fun_tree, fun_avals = expected

@@ -51,7 +51,7 @@ import numpy as np
 
 import ftorch.primitives as lax
 from ftorch import tree
-from ftorch.api_util import leaf_names
+from ftorch.api_util import check_axis, leaf_names
 from ftorch.core import Tracer, aval_of, format_aval, is_inexact
 from ftorch.primitives.distributed import all_gather_p, all_max_p, all_min_p, all_sum_p
 from ftorch.serialization import save as _save_file
@@ -334,10 +334,7 @@ def shard_batch(batch: PyTree, axis: int = 0, *, group: Group | None = None) -> 
     for leaf, name in zip(leaves, names):
         leaf = _as_array(leaf, "shard_batch", name)
         shape = aval_of(leaf).shape
-        if not -len(shape) <= axis < len(shape):
-            raise ValueError(f"shard_batch: axis {axis} is out of range for {name} of shape "
-                             f"{shape}")
-        ax = int(axis) % len(shape)
+        ax = check_axis(int(axis), len(shape), "shard_batch", of=f"{name} of shape {shape}")
         if shape[ax] % n:
             raise ValueError(
                 f"shard_batch: {name} has {shape[ax]} examples along axis {ax}, which "

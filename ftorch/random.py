@@ -31,6 +31,7 @@ import numpy as np
 
 import ftorch.numpy as fnp
 import ftorch.primitives as lax
+from ftorch.api_util import check_axis
 from ftorch.core import Tracer, aval_of, format_aval
 from ftorch.dtypes import DTypeLike, to_mlx_dtype
 from ftorch.memory import check_fits
@@ -294,8 +295,6 @@ def categorical(key: Any, logits: Any, axis: int = -1,
     1
     """
     key = _check_key(key, "categorical")
-    if not isinstance(axis, int) or isinstance(axis, bool):
-        raise TypeError(f"categorical: axis must be an int, got {axis!r}")
     if not isinstance(logits, (mx.array, Tracer)):
         logits = mx.array(logits, mx.float32)
     logits_shape = _shape_of(logits)
@@ -376,10 +375,9 @@ def bits(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.uint32) -> A
 
 
 def _axis(axis: Any, ndim: int, fname: str) -> int:
-    if isinstance(axis, bool) or not isinstance(axis, int) or not -ndim <= axis < max(ndim, 1):
-        raise ValueError(f"{fname}: axis {axis!r} is out of range for an array of {ndim} "
-                         "dimensions")
-    return axis % max(ndim, 1)
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise TypeError(f"{fname}: axis must be an int, got {axis!r}")
+    return check_axis(axis, max(ndim, 1), fname, of=f"an array of {ndim} dimensions")
 
 
 def _sort_keys_shape(shape: tuple[int, ...], fname: str) -> tuple[int, ...]:

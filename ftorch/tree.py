@@ -243,15 +243,21 @@ KeyEntry = SequenceKey | DictKey | GetAttrKey | FlattenedIndexKey
 #: Where a leaf is in a tree: the key entries from the root down.
 KeyPath = tuple[KeyEntry, ...]
 
-_SEQUENCES = (optree.PyTreeKind.TUPLE, optree.PyTreeKind.LIST, optree.PyTreeKind.DEQUE)
-_MAPPINGS = (optree.PyTreeKind.DICT, optree.PyTreeKind.ORDEREDDICT,
-             optree.PyTreeKind.DEFAULTDICT, optree.PyTreeKind.FROZENDICT)
-_NAMED = (optree.PyTreeKind.NAMEDTUPLE, optree.PyTreeKind.STRUCTSEQUENCE)
+_SEQUENCES = {optree.PyTreeKind.TUPLE, optree.PyTreeKind.LIST, optree.PyTreeKind.DEQUE}
+_MAPPINGS = {optree.PyTreeKind.DICT, optree.PyTreeKind.ORDEREDDICT,
+             optree.PyTreeKind.DEFAULTDICT, optree.PyTreeKind.FROZENDICT}
+_NAMED = {optree.PyTreeKind.NAMEDTUPLE, optree.PyTreeKind.STRUCTSEQUENCE}
 
 
 def _node_keys(spec: PyTreeDef) -> list[KeyEntry]:
     """The key entries of the children of ``spec``'s root node."""
-    kind, entries = spec.kind, spec.entries()
+    entries = spec.entries()
+    node_type = spec.type  # tested first: reading ``kind`` costs more
+    if node_type is list or node_type is tuple:
+        return [SequenceKey(i) for i in entries]
+    if node_type is dict:
+        return [DictKey(k) for k in entries]
+    kind = spec.kind
     if kind in _SEQUENCES:
         return [SequenceKey(i) for i in entries]
     if kind in _MAPPINGS:
@@ -268,6 +274,10 @@ def _node_keys(spec: PyTreeDef) -> list[KeyEntry]:
     return [FlattenedIndexKey(e) if isinstance(e, int) else DictKey(e) for e in entries]
 
 
+_KEY_PATHS: dict[PyTreeDef, list[KeyPath]] = {}  # treedef -> its key paths, most recent
+_KEY_PATHS_KEPT = 256
+
+
 def key_paths(treedef: PyTreeDef) -> list[KeyPath]:
     """The key path of each leaf of ``treedef``, in leaf order.
 
@@ -275,6 +285,20 @@ def key_paths(treedef: PyTreeDef) -> list[KeyPath]:
     >>> ft.tree.key_paths(ft.tree.structure({"b": [1], "a": 3}))
     [(DictKey(key='a'),), (DictKey(key='b'), SequenceKey(idx=0))]
     """
+    # Remembered per structure: error messages and checks name the leaves of
+    # the same trees call after call, and walking a treedef costs ~5 us a node.
+    try:
+        found = _KEY_PATHS.get(treedef)
+    except TypeError:  # a node's auxiliary data is unhashable
+        return _walk_key_paths(treedef)
+    if found is None:
+        if len(_KEY_PATHS) >= _KEY_PATHS_KEPT:
+            _KEY_PATHS.clear()
+        found = _KEY_PATHS[treedef] = _walk_key_paths(treedef)
+    return list(found)
+
+
+def _walk_key_paths(treedef: PyTreeDef) -> list[KeyPath]:
     out: list[KeyPath] = []
 
     def walk(spec: PyTreeDef, prefix: KeyPath) -> None:
@@ -380,4 +404,4 @@ def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
     foo/bar/bat/1
     foo/bar/baz
     """
-    return separator.join(_simple(k) if simple else str(k) for k in keys)
+    return separator.join(map(_simple if simple else str, keys))

@@ -18,6 +18,7 @@ from typing import Any
 import mlx.core as mx
 
 import ftorch.primitives as lax
+from ftorch.api_util import check_axis
 from ftorch.core import Tracer, aval_of, is_floating
 from ftorch.numpy import _creation, _elementwise, _shape
 from ftorch.primitives.linalg import LETTERS, canonical_subscripts, matmul_subscripts
@@ -183,9 +184,7 @@ def matmul(a: Any, b: Any) -> Any:
 def _axis(axis: int, ndim: int, fname: str, name: str) -> int:
     if not isinstance(axis, int):
         raise TypeError(f"{fname}: {name} must hold ints, got {axis!r}")
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"{fname}: axis {axis} in {name} is out of range for ndim {ndim}")
-    return axis % ndim
+    return check_axis(axis, ndim, fname, within=name, of=f"ndim {ndim}")
 
 
 @functools.lru_cache(maxsize=4096)

@@ -517,8 +517,6 @@ def _scan(scan: Any, x: Any, axis: Any, reverse: bool, inclusive: bool,
     x = _creation.asarray(x)
     if axis is None:
         x, axis = _flatten(x), 0
-    elif x.ndim == 0:
-        raise ValueError(f"{fname}: axis {axis} is out of range for an array of ndim 0")
     else:
         axis = normalize_axis(axis, x.ndim, fname)
     if dtype is not None:

@@ -23,6 +23,7 @@ import mlx.core as mx
 import numpy as np
 
 import ftorch.primitives as lax
+from ftorch.api_util import check_axis
 from ftorch.core import Tracer
 from ftorch.memory import check_fits
 from ftorch.numpy import _creation, _elementwise
@@ -69,10 +70,7 @@ def _int_tuple(value: Any, fname: str, what: str) -> tuple[int, ...]:
 
 
 def _axis(axis: Any, ndim: int, fname: str, what: str = "axis") -> int:
-    a = _index(axis, fname, what)
-    if not -ndim <= a < ndim:
-        raise ValueError(f"{fname}: {what} {a} is out of range for an array of ndim {ndim}")
-    return a % ndim
+    return check_axis(_index(axis, fname, what), ndim, fname, what)
 
 
 def _axes(axes: Any, ndim: int, fname: str, what: str = "axis") -> tuple[int, ...]:
@@ -166,8 +164,7 @@ def flatten(x: Any, start_axis: int = 0, end_axis: int = -1) -> Any:
     shape = tuple(x.shape)
     if not shape:  # like MLX, a 0-d array flattens to shape (1,)
         for what, a in (("start_axis", start_axis), ("end_axis", end_axis)):
-            if _index(a, "flatten", what) not in (0, -1):
-                raise ValueError(f"flatten: {what} {a} is out of range for a 0-d array")
+            check_axis(_index(a, "flatten", what), 1, "flatten", what, of="a 0-d array")
         return lax.reshape(x, (1,))
     start = _axis(start_axis, len(shape), "flatten", "start_axis")
     end = _axis(end_axis, len(shape), "flatten", "end_axis")
@@ -193,9 +190,7 @@ def expand_dims(x: Any, axis: int | Sequence[int]) -> Any:
     ndim = x.ndim + len(axes)
     norm = []
     for a in axes:
-        if not -ndim <= a < ndim:
-            raise ValueError(f"expand_dims: axis {a} is out of range for the result's ndim {ndim}")
-        norm.append(a % ndim)
+        norm.append(check_axis(a, ndim, "expand_dims", of=f"the result's ndim {ndim}"))
     if len(set(norm)) != len(norm):
         raise ValueError(f"expand_dims: repeated axis in {axis!r}")
     return lax.expand_dims(x, tuple(norm))
@@ -392,9 +387,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
     ndim = arrays[0].ndim
     if ndim == 0:
         raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"concatenate: axis {axis} is out of range for arrays of ndim {ndim}")
-    axis %= ndim
+    axis = check_axis(axis, ndim, "concatenate", of=f"arrays of ndim {ndim}")
     dtype = _creation.result_type(*arrays)
     arrays = [_elementwise.astype(a, dtype) for a in arrays]
     for i, a in enumerate(arrays):
@@ -425,10 +418,8 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
     for i, a in enumerate(arrays):
         if tuple(a.shape) != shape:
             raise ValueError(f"stack: array {i} has shape {tuple(a.shape)}, expected {shape}")
-    ndim = len(shape) + 1
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"stack: axis {axis} is out of range for the result's ndim {ndim}")
-    return concatenate([expand_dims(a, axis) for a in arrays], axis=axis % ndim) if len(
+    axis = check_axis(axis, len(shape) + 1, "stack", of=f"the result's ndim {len(shape) + 1}")
+    return concatenate([expand_dims(a, axis) for a in arrays], axis=axis) if len(
         arrays) > 1 else expand_dims(arrays[0], axis)
 
 

@@ -29,6 +29,7 @@ import mlx.core as mx
 import numpy as np
 
 import ftorch.primitives as lax
+from ftorch.api_util import check_axis
 from ftorch.core import Tracer, aval_of, is_floating
 from ftorch.numpy import _creation, _indexing, _shape
 from ftorch.primitives.creation import describe_value
@@ -65,8 +66,6 @@ def _sort_axis(x: Any, axis: Any, fname: str) -> tuple[Any, int]:
     """``x`` and the axis to sort along (the flattened array for ``None``)."""
     if axis is None:
         return _flat(x), 0
-    if x.ndim == 0:
-        raise ValueError(f"{fname}: axis {axis} is out of range for an array of ndim 0")
     return x, normalize_axis(axis, x.ndim, fname)
 
 
@@ -214,10 +213,8 @@ def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
         raise ValueError("argpartition: a must have at least one dimension")
     ax = normalize_axis(axis, x.ndim, "argpartition")
     n = x.shape[ax]
-    k = _index_arg(kth, "argpartition", "kth")
-    if not -n <= k < n:
-        raise ValueError(f"argpartition: kth {k} is out of range for axis {ax} of size {n}")
-    k %= n
+    k = check_axis(_index_arg(kth, "argpartition", "kth"), n, "argpartition", "kth",
+                   of=f"axis {ax} of size {n}")
     order = lax.argsort(x, ax)
     lead = (slice(None),) * ax
     low = lax.static_slice(order, lead + (slice(0, k + 1),))
@@ -433,8 +430,6 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
         x = lax.reshape(x, (x.size, 1))
         slice_shape: tuple[int, ...] = ()
     else:
-        if x.ndim == 0:
-            raise ValueError(f"unique: axis {axis} is out of range for an array of ndim 0")
         ax = normalize_axis(axis, x.ndim, "unique")
         x = _shape.moveaxis(x, ax, 0)
         slice_shape = tuple(x.shape[1:])

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import mlx.core as mx
 
 import ftorch.primitives as lax
+from ftorch.api_util import check_axis
 from ftorch.core import aval_of, is_floating
 from ftorch.numpy._creation import asarray
 from ftorch.numpy._linalg import broadcast_batch, cast, inexact_dtype, square_matrices
@@ -302,10 +303,10 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
         shape = tuple(mx.broadcast_shapes(s1, s2))
     except ValueError:
         raise ValueError(f"cross: shapes of x1 {s1} and x2 {s2} do not broadcast") from None
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise TypeError(f"cross: axis must be an int, got {axis!r}")
     nd = len(shape)
-    if not isinstance(axis, int) or not -nd <= axis < nd:
-        raise ValueError(f"cross: axis {axis!r} is out of range for the broadcast shape {shape}")
-    ax = axis % nd
+    ax = check_axis(axis, nd, "cross", of=f"the broadcast shape {shape}")
     for name, s in (("x1", s1), ("x2", s2)):
         if ax - (nd - len(s)) < 0 or s[ax - (nd - len(s))] != 3:
             raise ValueError(
@@ -444,10 +445,7 @@ def _norm_axes(fname: str, axis: Any, nd: int) -> tuple[int, ...]:
     if not isinstance(axes, (tuple, list)) or not all(
             isinstance(a, int) and not isinstance(a, bool) for a in axes):
         raise TypeError(f"{fname}: axis must be None, an int or a tuple of ints, got {axis!r}")
-    for a in axes:
-        if not -nd <= a < nd:
-            raise ValueError(f"{fname}: axis {a} is out of range for an array of ndim {nd}")
-    out = tuple(a % nd for a in axes)
+    out = tuple(check_axis(a, nd, fname) for a in axes)
     if len(set(out)) != len(out):
         raise ValueError(f"{fname}: repeated axis in {axis!r}")
     return out

@@ -14,7 +14,7 @@ from typing import Any
 
 import ftorch.primitives as lax
 from ftorch import tree
-from ftorch.api_util import check_callable, flatten_arrays, leaf_names
+from ftorch.api_util import check_axis, check_callable, flatten_arrays, leaf_names
 from ftorch.core import aval_of, format_aval
 from ftorch.primitives.shape import static_slice
 
@@ -56,9 +56,7 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
     axes, n = [], None
     for name, x in zip(names, leaves):
         shape = tuple(aval_of(x).shape)
-        if not -len(shape) <= axis < len(shape):
-            raise ValueError(f"{fname}: axis {axis} is out of range for {name} of shape {shape}")
-        a = axis % len(shape)
+        a = check_axis(axis, len(shape), fname, of=f"{name} of shape {shape}")
         if n is None:
             n, first = shape[a], (name, shape)
         elif shape[a] != n:

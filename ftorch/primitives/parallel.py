@@ -46,6 +46,7 @@ import mlx.core as mx
 
 import ftorch.primitives as lax
 from ftorch import tree
+from ftorch.api_util import check_axis
 from ftorch.core import ShapeDtypeStruct, Tracer, aval_of, is_inexact
 from ftorch.primitives._rules import linear, move_bdim, nondifferentiable, shape_of
 from ftorch.transforms.vmap import AxisPrimitive, axis_main
@@ -455,12 +456,9 @@ def all_gather(x: Any, axis_name: AxisName, *, axis_index_groups: None = None, a
         leaf = _operand(leaf, "all_gather")
         shape = shape_of(leaf)
         rank = len(shape) + (0 if tiled else 1)
-        if not -rank <= axis < rank:
-            raise ValueError(
-                f"all_gather: axis {axis} is out of range for an operand of shape {shape}"
-                + (" (tiled: an existing axis)" if tiled else
-                   f" (the gathered axis is inserted into a result of ndim {rank})"))
-        a = axis % rank
+        a = check_axis(axis, rank, "all_gather", of=f"an operand of shape {shape}" + (
+            " (tiled: an existing axis)" if tiled else
+            f" (the gathered axis is inserted into a result of ndim {rank})"))
         sizes = [_size(n, "all_gather") for n in names]
         out = leaf
         for n, size in zip(reversed(names), reversed(sizes)):
@@ -499,10 +497,8 @@ def psum_scatter(x: Any, axis_name: AxisName, *, scatter_dimension: int = 0,
     def scatter(leaf):
         leaf = _operand(leaf, "psum_scatter")
         shape = shape_of(leaf)
-        if not -len(shape) <= scatter_dimension < len(shape):
-            raise ValueError(f"psum_scatter: scatter_dimension {scatter_dimension} is out of "
-                             f"range for an operand of shape {shape}")
-        d = scatter_dimension % len(shape)
+        d = check_axis(scatter_dimension, len(shape), "psum_scatter", "scatter_dimension",
+                       of=f"an operand of shape {shape}")
         sizes = [_size(n, "psum_scatter") for n in names]
         total = math.prod(sizes)
         if (shape[d] % total if tiled else shape[d] != total):

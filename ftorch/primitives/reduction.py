@@ -27,6 +27,7 @@ from typing import Any
 import mlx.core as mx
 
 import ftorch.primitives as lax
+from ftorch.api_util import check_axis
 from ftorch.core import Primitive, is_floating
 from ftorch.primitives._rules import linear, nondifferentiable, reducer, shape_of
 from ftorch.typing import Axis
@@ -64,10 +65,7 @@ def normalize_axes(axis: Axis, ndim: int, fname: str) -> Axes:
         axes = (_axis_index(axis, axis, fname),)
     out = []
     for a in axes:
-        a = _axis_index(a, axis, fname)
-        if not -ndim <= a < ndim:
-            raise ValueError(f"{fname}: axis {a} is out of range for an array of ndim {ndim}")
-        out.append(a % ndim)
+        out.append(check_axis(_axis_index(a, axis, fname), ndim, fname))
     if len(set(out)) != len(out):
         raise ValueError(f"{fname}: repeated axis in {axis!r}")
     return tuple(sorted(out))
@@ -79,10 +77,7 @@ def normalize_axis(axis: Any, ndim: int, fname: str) -> int | None:
         return None
     if isinstance(axis, (tuple, list)):
         raise TypeError(f"{fname}: axis must be an int or None, got {axis!r}")
-    a = _axis_index(axis, axis, fname)
-    if not -ndim <= a < ndim:
-        raise ValueError(f"{fname}: axis {a} is out of range for an array of ndim {ndim}")
-    return a % ndim
+    return check_axis(_axis_index(axis, axis, fname), ndim, fname)
 
 
 def kept_shape(shape: tuple[int, ...], axes: Axes) -> tuple[int, ...]:

@@ -26,6 +26,7 @@ import mlx.core as mx
 import numpy as np
 
 import ftorch.primitives as lax
+from ftorch.api_util import check_axis
 from ftorch.core import Primitive, Tracer, as_array, aval_of
 from ftorch.primitives._rules import move_bdim, shape_of
 from ftorch.primitives.creation import static_int
@@ -244,10 +245,8 @@ def _sizes(slice_sizes: Any, fname: str) -> tuple[int, ...]:
 
 
 def _axis(axis: Any, ndim: int, fname: str) -> int:
-    a = static_int(axis, fname, "axis")
-    if not -ndim <= a < ndim:
-        raise ValueError(f"{fname}: axis {a} is out of range for an operand of ndim {ndim}")
-    return a % ndim
+    return check_axis(static_int(axis, fname, "axis"), ndim, fname,
+                      of=f"an operand of ndim {ndim}")
 
 
 # ----------------------------------------------------------------------------

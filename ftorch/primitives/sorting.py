@@ -38,6 +38,7 @@ from typing import Any
 import mlx.core as mx
 
 import ftorch.primitives as lax
+from ftorch.api_util import check_axis
 from ftorch.core import Primitive, aval_of, is_floating
 from ftorch.primitives._rules import move_bdim, nondifferentiable, shape_of
 from ftorch.primitives.indexing import ARRAY, along_axis_grid
@@ -194,12 +195,11 @@ def sort(operand: Any | Sequence[Any], dimension: int = -1, is_stable: bool = Tr
     ndim = len(next(iter(shapes)))
     if ndim == 0:
         raise ValueError("sort: operands must have at least one dimension, got 0-d arrays")
-    if not -ndim <= dimension < ndim:
-        raise ValueError(f"sort: dimension {dimension} is out of range for arrays of ndim {ndim}")
+    dimension = check_axis(dimension, ndim, "sort", "dimension", of=f"arrays of ndim {ndim}")
     if not 1 <= num_keys <= len(operands):
         raise ValueError(f"sort: num_keys must be between 1 and the number of operands "
                          f"({len(operands)}), got {num_keys}")
-    out = sort_p.bind(*operands, dimension=dimension % ndim, num_keys=num_keys)
+    out = sort_p.bind(*operands, dimension=dimension, num_keys=num_keys)
     return out[0] if single else tuple(out)
 
 
@@ -323,10 +323,8 @@ cummin_p = _cumulative_extreme("cummin", mx.cummin)
 
 
 def _cumulative(prim: Primitive, fname: str, operand: Any, axis: int, reverse: bool) -> Any:
-    ndim = len(shape_of(operand))
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"{fname}: axis {axis} is out of range for an array of ndim {ndim}")
-    return prim.bind(operand, axis=axis % ndim, reverse=bool(reverse))
+    axis = check_axis(axis, len(shape_of(operand)), fname)
+    return prim.bind(operand, axis=axis, reverse=bool(reverse))
 
 
 def cummax(operand: Any, axis: int = 0, reverse: bool = False) -> Any:

@@ -280,7 +280,7 @@ def _abstract_leaves(args: tuple, fname: str) -> tuple[list, list, Any]:
     scalars, as ``jit`` traces them), and the tree."""
     leaves, treedef = tree.flatten(args, is_leaf=lambda x: isinstance(x, ShapeDtypeStruct))
     avals, weak = [], []
-    for path, leaf in zip(treedef.paths(), leaves):
+    for i, leaf in enumerate(leaves):
         weak.append(isinstance(leaf, (bool, int, float, complex)))
         if isinstance(leaf, ShapeDtypeStruct):
             avals.append(ShapeDtypeStruct(tuple(leaf.shape), leaf.dtype))
@@ -289,9 +289,9 @@ def _abstract_leaves(args: tuple, fname: str) -> tuple[list, list, Any]:
         elif isinstance(leaf, np.ndarray):
             avals.append(aval_of(mx.array(leaf)))
         else:
-            raise TypeError(f"{fname}: args" + "".join(f"[{p!r}]" for p in path)
-                            + f" must be an array, a Python scalar or a ShapeDtypeStruct, "
-                            f"got {type(leaf).__name__}: {leaf!r}")
+            raise TypeError(f"{fname}: {api_util.leaf_names(treedef, 'args')[i]} must be an "
+                            "array, a Python scalar or a ShapeDtypeStruct, got "
+                            f"{type(leaf).__name__}: {leaf!r}")
     return avals, weak, treedef
 
 
@@ -313,14 +313,10 @@ def make_graph(f: Callable, static_argnums: int | Sequence[int] = ()) -> Callabl
     fname = getattr(f, "__qualname__", repr(f))
 
     def make(*args) -> Graph:
-        dyn = tuple(a for i, a in enumerate(args) if i not in nums)
-        avals, weak, treedef = _abstract_leaves(dyn, "make_graph")
-
-        def flat_f(leaves):
-            it = iter(tree.unflatten(treedef, leaves))
-            out = f(*[args[i] if i in nums else next(it) for i in range(len(args))])
-            return tree.leaves(out)
-
+        dynamic = [i for i in range(len(args)) if i not in nums]
+        avals, weak, treedef = _abstract_leaves(tuple(args[i] for i in dynamic), "make_graph")
+        flat_f, _ = api_util.flatten_fun(api_util.with_static(f, args, dynamic), treedef,
+                                         api_util.output_flattener("make_graph"))
         graph, hoisted = stage(flat_f, avals, fname, weak=weak)
         if hoisted:
             raise ValueError("make_graph: the function closes over values traced by an "
@@ -342,6 +338,7 @@ def eval_shape(f: Callable, *args: Any, **kwargs: Any) -> Any:
     """
     api_util.check_callable(f, "eval_shape")
     avals, weak, treedef = _abstract_leaves((args, kwargs), "eval_shape")
-    flat_f, out_tree = api_util.flatten_fun(f, treedef, tree.flatten, kwargs=True)
+    flat_f, out_info = api_util.flatten_fun(f, treedef, api_util.output_flattener("eval_shape"),
+                                            kwargs=True)
     graph, _ = stage(flat_f, avals, getattr(f, "__qualname__", repr(f)), weak=weak)
-    return tree.unflatten(out_tree.value, graph.out_avals)
+    return tree.unflatten(out_info.value[0], graph.out_avals)

@@ -393,10 +393,9 @@ def vmap(
                 norm_axes.append(None)
                 continue
             shape = aval_of(leaf).shape
-            if not -len(shape) <= ax < len(shape):
-                raise ValueError(f"vmap: in_axes {ax} is out of range for "
-                                 f"{_arg_names(args_tree, kwargs)[i]} of shape {shape}")
-            ax %= len(shape)
+            ax = api_util.check_axis(
+                ax, len(shape), "vmap", "in_axes",
+                of=lambda: f"{_arg_names(args_tree, kwargs)[i]} of shape {shape}")
             n = shape[ax]
             if size is None:
                 size = n
@@ -443,10 +442,9 @@ def vmap(
                 results.append(val)
                 continue
             ndim = aval_of(val).ndim + (bdim is None)
-            if not -ndim <= ax < ndim:
-                raise ValueError(
-                    f"vmap: out_axes {ax} is out of range for an output of ndim {ndim - 1}")
-            results.append(move_bdim(val, bdim, ax % ndim, size))
+            ax = api_util.check_axis(ax, ndim, "vmap", "out_axes",
+                                     of=f"an output of ndim {ndim - 1}")
+            results.append(move_bdim(val, bdim, ax, size))
         return tree.unflatten(out_tree, results)
 
     def _chunked(leaves, axes, args_tree, with_kwargs, size):
@@ -471,5 +469,5 @@ def _arg_names(args_tree: Any, with_kwargs: Any) -> list[str]:
     (args, kwargs) if there are keyword arguments, else args."""
     if not with_kwargs:
         return api_util.leaf_names(args_tree, "args")
-    return [("args" if path[0] == 0 else "kwargs") + "".join(f"[{p!r}]" for p in path[1:])
-            for path in args_tree.paths()]
+    return [("args", "kwargs")[path[0].idx] + tree.keystr(path[1:])
+            for path in tree.key_paths(args_tree)]
