@@ -52,12 +52,12 @@ from typing import Any
 
 import mlx.core as mx
 import numpy as np
-import optree
 
 from ftorch import tree as tree_util
 from ftorch.core import ShapeDtypeStruct
 from ftorch.dtypes import from_numpy
 from ftorch.memory import check_fits
+from ftorch.tree import DictKey, GetAttrKey, SequenceKey
 
 __all__ = ["save", "load", "register_checkpoint_type"]
 
@@ -170,17 +170,17 @@ def _encode(node: Any, path: tuple, arrays: dict[str, mx.array]) -> Any:
             if not isinstance(k, (str, int)) or isinstance(k, bool):
                 raise TypeError(f"save: the key {k!r} at {where} is a {type(k).__name__}; "
                                 "checkpoint dict keys must be str or int")
-            items.append([k, _encode(v, (*path, k), arrays)])
+            items.append([k, _encode(v, (*path, DictKey(k)), arrays)])
         if isinstance(node, collections.OrderedDict):
             return {"dict": items, "ordered": True}
         return {"dict": items}
     if _is_namedtuple_class(type(node)):
         return {"namedtuple": _type_name(type(node)),
-                "fields": [_encode(v, (*path, f), arrays)
+                "fields": [_encode(v, (*path, GetAttrKey(f)), arrays)
                            for f, v in zip(type(node)._fields, node)]}
     if isinstance(node, (tuple, list)):
         kind = "tuple" if isinstance(node, tuple) else "list"
-        return {kind: [_encode(v, (*path, i), arrays) for i, v in enumerate(node)]}
+        return {kind: [_encode(v, (*path, SequenceKey(i)), arrays) for i, v in enumerate(node)]}
     children = _registered_children(node)
     if children is None:
         raise TypeError(f"save: the leaf at {where} is a {type(node).__name__}; a checkpoint "
@@ -224,13 +224,11 @@ def _encode_scalar(value: bool | int | float | complex, path: tuple,
 
 
 def _registered_children(node: Any) -> list[tuple[Any, Any]] | None:
-    """``(entry, child)`` pairs of a pytree node registered with optree (in
-    ftorch's namespace), or None for a leaf."""
-    if optree.tree_is_leaf(node, none_is_leaf=False, namespace=tree_util.NAMESPACE):
+    """``(key entry, child)`` pairs of a registered pytree node, or None for a leaf."""
+    try:
+        return tree_util.flatten_one_level_with_keys(node)[0]
+    except ValueError:  # a leaf
         return None
-    children, _, entries, _ = optree.tree_flatten_one_level(
-        node, none_is_leaf=False, namespace=tree_util.NAMESPACE)
-    return list(zip(entries, children))
 
 
 def _unique(name: str, taken: dict) -> str:
@@ -241,11 +239,12 @@ def _unique(name: str, taken: dict) -> str:
 
 
 def _path_str(path: tuple) -> str:
-    return "tree" + "".join(f"[{p!r}]" for p in path)
+    return "tree" + tree_util.keystr(path)
 
 
 def _dotted(path: tuple) -> str:
-    return ".".join(str(p) for p in path)
+    """A key path as the checkpoint's array name (mlx.nn's dotted names)."""
+    return tree_util.keystr(path, simple=True, separator=".")
 
 
 # Each node kind's allowed fields, and the field holding its children.
@@ -285,7 +284,7 @@ def _check_structure(spec: Any, path: tuple, found: list[tuple[tuple, dict]]) ->
         raise ValueError(f"{_path_str(path)} is a malformed {kind}: {_short(spec)}")
     if kind != "dict":
         for i, child in enumerate(children):
-            _check_structure(child, (*path, i), found)
+            _check_structure(child, (*path, SequenceKey(i)), found)
         return
     keys = set()
     for item in children:
@@ -294,7 +293,7 @@ def _check_structure(spec: Any, path: tuple, found: list[tuple[tuple, dict]]) ->
             raise ValueError(f"{_path_str(path)} has a malformed or repeated item: "
                              f"{_short(item)}")
         keys.add(item[0])
-        _check_structure(item[1], (*path, item[0]), found)
+        _check_structure(item[1], (*path, DictKey(item[0])), found)
 
 
 def _short(value: Any) -> str:
@@ -310,11 +309,13 @@ def _decode(spec: Any, arrays: dict[str, mx.array], path: tuple, file: str) -> A
         return _decode_array(spec, arrays)
     if "dict" in spec:
         cls = collections.OrderedDict if spec.get("ordered") else dict
-        return cls((k, _decode(v, arrays, (*path, k), file)) for k, v in spec["dict"])
+        return cls((k, _decode(v, arrays, (*path, DictKey(k)), file)) for k, v in spec["dict"])
     if "list" in spec:
-        return [_decode(v, arrays, (*path, i), file) for i, v in enumerate(spec["list"])]
+        return [_decode(v, arrays, (*path, SequenceKey(i)), file)
+                for i, v in enumerate(spec["list"])]
     if "tuple" in spec:
-        return tuple(_decode(v, arrays, (*path, i), file) for i, v in enumerate(spec["tuple"]))
+        return tuple(_decode(v, arrays, (*path, SequenceKey(i)), file)
+                     for i, v in enumerate(spec["tuple"]))
     where = f"load: {file}: {_path_str(path)}"
     if "node" in spec:
         raise ValueError(f"{where} was a registered pytree node of class {spec['node']!r}; "
@@ -330,7 +331,8 @@ def _decode(spec: Any, arrays: dict[str, mx.array], path: tuple, file: str) -> A
     if len(fields) != len(cls._fields):
         raise ValueError(f"{where} has {len(fields)} fields in the file, but {name} has "
                          f"{len(cls._fields)} ({', '.join(cls._fields)})")
-    return cls(*(_decode(v, arrays, (*path, f), file) for f, v in zip(cls._fields, fields)))
+    return cls(*(_decode(v, arrays, (*path, GetAttrKey(f)), file)
+                 for f, v in zip(cls._fields, fields)))
 
 
 def _decode_array(entry: dict, arrays: dict[str, mx.array]) -> Any:
@@ -636,7 +638,7 @@ def _match_like(path: str, have: dict[str, Any], skeleton: Any, like: Any) -> An
     like_skeleton = _like_skeleton(like)
     like_leaves, like_def = tree_util.flatten(
         like, is_leaf=lambda x: isinstance(x, ShapeDtypeStruct))
-    want = {_dotted(p): x for p, x in zip(tree_util.structure(like_skeleton).paths(),
+    want = {_dotted(p): x for p, x in zip(tree_util.key_paths(tree_util.structure(like_skeleton)),
                                           like_leaves)}
     problems = [f"{_display(n)}: in like, not in the file" for n in want.keys() - have.keys()]
     problems += [f"{_display(n)}: in the file, not in like" for n in have.keys() - want.keys()]
@@ -665,7 +667,9 @@ def _describe(x: Any) -> tuple[tuple[int, ...], str]:
 
 
 def _display(name: str) -> str:
-    return "tree" + "".join(f"[{int(p) if p.isdigit() else p!r}]" for p in name.split("."))
+    """A dotted array name as the path ``_path_str`` shows."""
+    return _path_str(tuple(SequenceKey(int(p)) if p.isdigit() else DictKey(p)
+                           for p in name.split(".")))
 
 
 def _dtype_name(dtype: Any) -> str:

@@ -17,14 +17,14 @@ import mlx.core as mx
 import ftorch.numpy as fnp
 from ftorch import tree
 from ftorch.api_util import leaf_names
+from ftorch.typing import Params
 
 __all__ = [
     "Params", "Updates", "OptState", "Schedule", "ScalarOrSchedule", "GradientTransformation",
     "EmptyState", "identity", "chain", "apply_updates", "safe_increment", "cast_like",
 ]
 
-Params = Any  # a pytree of arrays
-Updates = Any  # a pytree of arrays shaped like the parameters
+Updates = Params  # a pytree of arrays shaped like the parameters
 OptState = Any  # a pytree of arrays (NamedTuples, dicts, tuples)
 Schedule = Callable[[Any], Any]  # step count (an int32 array) -> value
 ScalarOrSchedule = float | mx.array | Schedule
@@ -133,8 +133,8 @@ def _tree_mismatch(fname: str, got: Any, want: Any, got_what: str, want_what: st
                   hint: str) -> str:
     """The message for two pytree structures (treedefs) that differ: the
     leaves one has and the other lacks, by path."""
-    got_names = dict(zip(got.paths(), leaf_names(got, got_what)))
-    want_names = dict(zip(want.paths(), leaf_names(want, want_what)))
+    got_names = dict(zip(tree.key_paths(got), leaf_names(got, got_what)))
+    want_names = dict(zip(tree.key_paths(want), leaf_names(want, want_what)))
     missing = [n for p, n in want_names.items() if p not in got_names]
     extra = [n for p, n in got_names.items() if p not in want_names]
     parts = []

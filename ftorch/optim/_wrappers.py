@@ -18,10 +18,10 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import Any, NamedTuple, Protocol
 
 import mlx.core as mx
-import optree
 
 import ftorch.numpy as fnp
 from ftorch import tree
+from ftorch.api_util import leaf_names
 from ftorch.optim._base import (
     EmptyState,
     GradientTransformation,
@@ -59,8 +59,7 @@ def _broadcast(prefix: Any, params: Any, fname: str, what: str) -> list:
     """``prefix`` (a pytree like ``params``, or a prefix of it: one value
     for a whole subtree) as one value per leaf of ``params``."""
     try:
-        full = optree.tree_broadcast_prefix(prefix, params, none_is_leaf=False,
-                                            namespace=tree.NAMESPACE)
+        full = tree.broadcast(prefix, params)
     except ValueError:
         raise ValueError(f"{fname}: the {what} has structure {tree.structure(prefix)}, which "
                          f"is not the parameters' {tree.structure(params)} nor a prefix of "
@@ -74,10 +73,10 @@ def _resolve_mask(mask: Any, params: Any, fname: str) -> list[bool]:
     function of ``params`` returning one) as one bool per parameter leaf."""
     m = mask(params) if callable(mask) else mask
     m_leaves, m_tree = tree.flatten(m)
-    for path, v in zip(m_tree.paths(), m_leaves):
+    for i, v in enumerate(m_leaves):
         if not isinstance(v, bool):
-            where = "mask" + "".join(f"[{p!r}]" for p in path)
-            raise TypeError(f"{fname}: {where} must be a Python bool, got {v!r}")
+            raise TypeError(f"{fname}: {leaf_names(m_tree, 'mask')[i]} must be a Python bool, "
+                            f"got {v!r}")
     return _broadcast(m, params, fname, "mask")
 
 
