@@ -51,8 +51,8 @@ def _per_argnums(dargs: tuple, argnums: int | Sequence[int]) -> Any:
 
 
 def jvp(
-    f: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = False
-) -> tuple[Any, Any] | tuple[Any, Any, Any]:
+    f: Callable, primals: Sequence[PyTree], tangents: Sequence[PyTree], has_aux: bool = False
+) -> tuple[PyTree, PyTree] | tuple[PyTree, PyTree, PyTree]:
     """Evaluate ``f(*primals)`` and its directional derivative along ``tangents``.
 
     ``primals`` and ``tangents`` are sequences of the same pytrees; each
@@ -88,7 +88,7 @@ def jvp(
     return (*result, _strip(aux)) if has_aux else result
 
 
-def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
+def linearize(f: Callable, *primals: PyTree) -> tuple[PyTree, Callable]:
     """``f(*primals)`` and the linear map ``tangents -> J @ tangents``.
 
     The map re-runs ``f`` forward with ``jvp`` on each call.
@@ -177,7 +177,8 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
 # ----------------------------------------------------------------------------
 
 
-def vjp(f: Callable, *primals: Any, has_aux: bool = False):
+def vjp(f: Callable, *primals: PyTree, has_aux: bool = False
+        ) -> tuple[PyTree, Callable] | tuple[PyTree, Callable, PyTree]:
     """Evaluate ``f(*primals)`` and return it with its pullback.
 
     ``pullback(cotangent)`` takes a cotangent shaped like the output and
@@ -194,7 +195,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     out_leaves, flat_pullback = vjp_flat(flat_f, p_leaves)
     o_tree, aux = out_info.value
 
-    def pullback(cotangent: Any) -> tuple:
+    def pullback(cotangent: PyTree) -> tuple:
         c_leaves, c_tree = api_util.flatten_arrays(cotangent, "cotangent")
         if c_tree != o_tree:
             raise ValueError(

@@ -28,6 +28,7 @@ import optree
 
 import ftorch.primitives as lax
 from ftorch.core import Tracer
+from ftorch.typing import PyTree
 
 __all__ = [
     "NAMESPACE", "flatten", "unflatten", "leaves", "structure", "map", "broadcast", "ravel",
@@ -66,8 +67,8 @@ def map(f: Callable, tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | Non
     return optree.tree_map(f, tree, *rest, is_leaf=is_leaf, none_is_leaf=False, namespace=NAMESPACE)
 
 
-def broadcast(prefix_tree: Any, full_tree: Any,
-              is_leaf: Callable[[Any], bool] | None = None) -> Any:
+def broadcast(prefix_tree: PyTree, full_tree: PyTree,
+              is_leaf: Callable[[Any], bool] | None = None) -> PyTree:
     """``prefix_tree``'s leaves repeated over the subtrees of ``full_tree``
     they stand for (``prefix_tree`` is a prefix of ``full_tree``'s
     structure), as ``jax.tree.broadcast``; a ``ValueError`` when it is not
@@ -312,7 +313,7 @@ def _walk_key_paths(treedef: PyTreeDef) -> list[KeyPath]:
     return out
 
 
-def flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
+def flatten_with_path(tree: PyTree, is_leaf: Callable[[Any], bool] | None = None
                       ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
     """``(key path, leaf)`` pairs of ``tree`` and its structure, as
     ``jax.tree.flatten_with_path``.
@@ -328,7 +329,7 @@ def flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
     return list(zip(key_paths(treedef), leaves_)), treedef
 
 
-def leaves_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
+def leaves_with_path(tree: PyTree, is_leaf: Callable[[Any], bool] | None = None
                      ) -> list[tuple[KeyPath, Any]]:
     """``(key path, leaf)`` pairs of ``tree``, as ``jax.tree.leaves_with_path``.
 
@@ -339,8 +340,8 @@ def leaves_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
     return flatten_with_path(tree, is_leaf)[0]
 
 
-def map_with_path(f: Callable, tree: Any, *rest: Any,
-                  is_leaf: Callable[[Any], bool] | None = None) -> Any:
+def map_with_path(f: Callable, tree: PyTree, *rest: PyTree,
+                  is_leaf: Callable[[Any], bool] | None = None) -> PyTree:
     """Apply ``f(key_path, leaf, *rest_leaves)`` leafwise over ``tree`` (and
     the ``rest``, which have its structure or it as a prefix), as
     ``jax.tree.map_with_path``.
@@ -355,7 +356,7 @@ def map_with_path(f: Callable, tree: Any, *rest: Any,
                               zip(key_paths(treedef), leaves_, *others)])
 
 
-def flatten_one_level_with_keys(tree: Any) -> tuple[list[tuple[KeyEntry, Any]], Any]:
+def flatten_one_level_with_keys(tree: PyTree) -> tuple[list[tuple[KeyEntry, PyTree]], Any]:
     """The ``(key entry, child)`` pairs of a pytree node and its auxiliary
     data (what rebuilding it needs besides its children), as
     ``jax.tree_util.flatten_one_level_with_keys``; a ``ValueError`` for a leaf.

@@ -14,7 +14,7 @@ from typing import Any
 from ftorch.dtypes import DTypeLike
 
 __all__ = [
-    "Array", "ArrayLike", "Shape", "ShapeLike", "Axis", "DTypeLike", "PyTree", "Params",
+    "Array", "ArrayLike", "Shape", "ShapeLike", "Axis", "Ints", "DTypeLike", "PyTree", "Params",
     "State", "Key",
 ]
 
@@ -28,6 +28,8 @@ Shape = tuple[int, ...]
 ShapeLike = int | Sequence[int]
 #: An axis argument as users write it: an int, a sequence of ints, or None for all axes.
 Axis = int | Sequence[int] | None
+#: One int per spatial axis, normalised (a convolution's strides, dilations, window).
+Ints = tuple[int, ...]
 #: Nested dicts, lists and tuples (and registered nodes) of arrays.
 PyTree = Any
 #: A model's parameters: a pytree of arrays (nn layers: nested dicts and lists).

@@ -20,6 +20,7 @@ import ftorch.primitives as lax
 from ftorch.core import as_array, is_floating
 from ftorch.primitives.conv import conv_out_size, dilated
 from ftorch.primitives.creation import static_int
+from ftorch.typing import Ints
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -27,7 +28,6 @@ __all__ = [
 ]
 
 IntOrTuple = int | Sequence[int]
-Ints = tuple[int, ...]
 
 _SPATIAL = {1: "L", 2: "H, W", 3: "D, H, W"}
 _KERNEL = {1: "K", 2: "KH, KW", 3: "KD, KH, KW"}

@@ -65,11 +65,10 @@ import ftorch.primitives as lax
 from ftorch.core import Primitive, aval_of, is_floating, mlx_at
 from ftorch.primitives._rules import add_tangents, linear, move_bdim, shape_of, tangent_to
 from ftorch.primitives.linalg import canonical_subscripts
-from ftorch.typing import Shape
+from ftorch.typing import Ints, Shape
 
 __all__ = ["conv_general", "max_pool", "avg_pool", "max_pool_gather", "max_pool_scatter"]
 
-Ints = tuple[int, ...]
 Padding = tuple[Ints, Ints]  # (lo per spatial axis, hi per spatial axis)
 Pairs = tuple[tuple[int, int], ...]  # (lo, hi) per spatial axis
 
