@@ -45,6 +45,17 @@ def _per_argnums(dargs: tuple, argnums: int | Sequence[int]) -> Any:
     return dargs[0] if isinstance(argnums, int) else dargs
 
 
+def _differentiated(args: tuple, argnums: int | Sequence[int], fname: str, holomorphic: bool,
+                    complex_ok: bool = True) -> tuple[tuple[int, ...], list, Any]:
+    """The positions ``argnums`` names in a call of ``args``, and the leaves
+    and tree of those arguments, checked to be differentiable."""
+    nums = api_util.normalize_argnums(argnums, len(args), fname)
+    leaves, treedef = api_util.flatten_arrays(tuple(args[n] for n in nums), "args")
+    api_util.check_differentiable(leaves, treedef, "args", fname, holomorphic=holomorphic,
+                                  complex_ok=complex_ok)
+    return nums, leaves, treedef
+
+
 # ----------------------------------------------------------------------------
 # Forward mode
 # ----------------------------------------------------------------------------
@@ -130,10 +141,8 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     api_util.check_callable(f, "jacfwd")
 
     def jacobian(*args, **kwargs):
-        nums = api_util.normalize_argnums(argnums, len(args), "jacfwd")
-        d_leaves, d_tree = api_util.flatten_arrays(tuple(args[n] for n in nums), "args")
-        api_util.check_differentiable(d_leaves, d_tree, "args", "jacfwd",
-                                      holomorphic=holomorphic, complex_ok=False)
+        nums, d_leaves, d_tree = _differentiated(args, argnums, "jacfwd", holomorphic,
+                                                 complex_ok=False)
         flat_f, out_info = api_util.flatten_fun(api_util.with_static(f, args, nums, kwargs), d_tree,
                                                 api_util.output_flattener("jacfwd", has_aux))
 
@@ -330,9 +339,7 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     api_util.check_callable(f, "jacrev")
 
     def jacobian(*args, **kwargs):
-        nums = api_util.normalize_argnums(argnums, len(args), "jacrev")
-        d_leaves, d_tree = api_util.flatten_arrays(tuple(args[n] for n in nums), "args")
-        api_util.check_differentiable(d_leaves, d_tree, "args", "jacrev", holomorphic=holomorphic)
+        nums, d_leaves, d_tree = _differentiated(args, argnums, "jacrev", holomorphic)
 
         flat_f, out_info = api_util.flatten_fun(api_util.with_static(f, args, nums, kwargs), d_tree,
                                                 api_util.output_flattener("jacrev", has_aux))
