@@ -45,7 +45,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import mlx.core as mx
-import optree
 
 import ftorch.numpy as fnp
 from ftorch import random, tree
@@ -110,9 +109,8 @@ def _array_leaves(inputs: tuple) -> tuple[list, Callable[[list], tuple]]:
 def named_leaves(t: PyTree) -> list[tuple[str, Any]]:
     """``(dotted name, leaf)`` pairs of ``t``, ``mlx.utils.tree_flatten``'s
     names (``"layers.0.weight"``)."""
-    paths, leaves, _ = optree.tree_flatten_with_path(t, _is_spec, none_is_leaf=False,
-                                                    namespace=tree.NAMESPACE)
-    return [(".".join(map(str, p)), x) for p, x in zip(paths, leaves)]
+    return [(tree.keystr(path, simple=True, separator="."), x)
+            for path, x in tree.leaves_with_path(t, is_leaf=_is_spec)]
 
 
 # ----------------------------------------------------------------------------

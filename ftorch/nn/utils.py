@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import mlx.core as mx
-import optree
 
 import ftorch.numpy as fnp
 from ftorch import tree
@@ -39,8 +38,9 @@ def _is_leaf(x: Any) -> bool:
     return isinstance(x, ShapeDtypeStruct)
 
 
-def _name(path: tuple) -> str:
-    return ".".join(str(p) for p in path)
+def _name(path: tree.KeyPath) -> str:
+    """mlx.nn's dotted name of a key path (``"layers.0.weight"``)."""
+    return tree.keystr(path, simple=True, separator=".")
 
 
 def _nest(flat: Mapping[str, Any]) -> dict:
@@ -172,8 +172,7 @@ def partition(params: PyTree, predicate: Callable[[str, Any], bool]) -> tuple[Py
         return lambda path, x: x if bool(predicate(_name(path), x)) == keep else None
 
     def split(keep: bool) -> PyTree:
-        return optree.tree_map_with_path(select(keep), params, is_leaf=_is_leaf,
-                                         none_is_leaf=False, namespace=tree.NAMESPACE)
+        return tree.map_with_path(select(keep), params, is_leaf=_is_leaf)
 
     return split(True), split(False)
 
@@ -192,7 +191,7 @@ def combine(*trees: PyTree) -> PyTree:
     def first(*leaves: Any) -> Any:
         return next((x for x in leaves if x is not None), None)
 
-    return optree.tree_map(first, *trees, none_is_leaf=True, namespace=tree.NAMESPACE)
+    return tree.map(first, *trees, is_leaf=lambda x: x is None)
 
 
 def flatten_names(params: PyTree, state: PyTree | None = None) -> dict[str, Any]:
@@ -273,8 +272,7 @@ def load_weights(weights: str | os.PathLike | Mapping[str, Any] | Iterable[tuple
     def fill(t: PyTree) -> PyTree:
         def leaf(path: tuple, x: Any) -> Any:
             return weights.get(_name(path), x)
-        return optree.tree_map_with_path(leaf, t, is_leaf=_is_leaf, none_is_leaf=False,
-                                         namespace=tree.NAMESPACE)
+        return tree.map_with_path(leaf, t, is_leaf=_is_leaf)
 
     return fill(params), fill(state)
 
