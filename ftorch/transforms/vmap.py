@@ -14,6 +14,7 @@ axis), and every other trace batches it as an ordinary op.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, NamedTuple
 
@@ -354,6 +355,35 @@ def vmap(
     [-2.0, -1.0, 3.0]
     """
     api_util.check_callable(f, "vmap")
+    _check_options(in_axes, axis_name, axis_size, chunk_size)
+
+    def batched_f(*args, **kwargs):
+        # Keyword arguments join the tree only when there are some (the common
+        # call has none, and flattening an extra level costs on every call).
+        leaves, args_tree = (api_util.flatten_arrays((args, kwargs), "(args, kwargs)")
+                             if kwargs else api_util.flatten_arrays(args, "args"))
+        axes, size = _mapped_axes(in_axes, args, kwargs, leaves, args_tree, axis_size)
+        run = functools.partial(_run_batched, f, args_tree=args_tree, with_kwargs=bool(kwargs),
+                                out_axes=out_axes, axis_name=axis_name)
+        random_key = global_random_key()
+        if chunk_size is not None and chunk_size < size:
+            out = _run_chunked(run, leaves, axes, size, chunk_size, out_axes)
+        else:
+            out = run(leaves, axes, size)
+        if global_random_key() is not random_key:
+            raise RuntimeError(
+                f"vmap: {getattr(f, '__qualname__', f)!r} draws from MLX's global random "
+                "state (mx.random.* without key=), which would give every example the same "
+                "numbers. Pass keys instead (mx.random.split(key, n), mapped over axis 0) "
+                "and draw with key=.")
+        return out
+
+    return batched_f
+
+
+def _check_options(in_axes: Any, axis_name: Hashable | None, axis_size: int | None,
+                   chunk_size: int | None) -> None:
+    """vmap's own arguments, checked once when the function is made."""
     if chunk_size is not None and (type(chunk_size) is not int or chunk_size < 1):
         raise ValueError(f"vmap: chunk_size must be a positive int, got {chunk_size!r}")
     if axis_size is not None and (not isinstance(axis_size, int) or isinstance(axis_size, bool)
@@ -374,94 +404,84 @@ def vmap(
         raise TypeError(f"vmap: in_axes must be an int, None, or a tuple/list with one entry "
                         f"per positional argument, got {in_axes!r}")
 
-    def batched_f(*args, **kwargs):
-        axes_spec = tuple(in_axes) if isinstance(in_axes, list) else in_axes
-        if isinstance(axes_spec, tuple) and len(axes_spec) != len(args):
-            raise ValueError(
-                f"vmap: in_axes has {len(axes_spec)} entries but the function was called "
-                f"with {len(args)} positional arguments")
-        # Keyword arguments join the tree only when there are some (the common
-        # call has none, and flattening an extra level costs on every call).
-        leaves, args_tree = (api_util.flatten_arrays((args, kwargs), "(args, kwargs)")
-                             if kwargs else api_util.flatten_arrays(args, "args"))
-        axes = _broadcast_prefix(axes_spec, args, "in_axes")
-        axes += [0] * (len(leaves) - len(axes))  # keyword arguments: axis 0
-        size = axis_size
-        norm_axes = []
-        for i, (leaf, ax) in enumerate(zip(leaves, axes)):
-            if ax is None:
-                norm_axes.append(None)
-                continue
-            shape = aval_of(leaf).shape
-            ax = api_util.check_axis(
-                ax, len(shape), "vmap", "in_axes",
-                of=lambda: f"{_arg_names(args_tree, kwargs)[i]} of shape {shape}")
-            n = shape[ax]
-            if size is None:
-                size = n
-            elif n != size:
-                sizes = {nm: aval_of(lf).shape[a % aval_of(lf).ndim]
-                         for nm, lf, a in zip(_arg_names(args_tree, kwargs), leaves, axes)
-                         if a is not None}
-                raise ValueError(
-                    f"vmap: mapped axes have inconsistent sizes: {sizes}"
-                    + (f" (axis_size={axis_size})" if axis_size is not None else ""))
-            norm_axes.append(ax)
+
+def _mapped_axes(in_axes: Any, args: tuple, kwargs: dict, leaves: list, args_tree: Any,
+                 axis_size: int | None) -> tuple[list, int]:
+    """Each argument leaf's mapped axis (non-negative, or None) and the batch
+    size they agree on; keyword arguments are mapped over axis 0."""
+    axes_spec = tuple(in_axes) if isinstance(in_axes, list) else in_axes
+    if isinstance(axes_spec, tuple) and len(axes_spec) != len(args):
+        raise ValueError(
+            f"vmap: in_axes has {len(axes_spec)} entries but the function was called "
+            f"with {len(args)} positional arguments")
+    axes = _broadcast_prefix(axes_spec, args, "in_axes")
+    axes += [0] * (len(leaves) - len(axes))  # keyword arguments: axis 0
+    size = axis_size
+    norm_axes = []
+    for i, (leaf, ax) in enumerate(zip(leaves, axes)):
+        if ax is None:
+            norm_axes.append(None)
+            continue
+        shape = aval_of(leaf).shape
+        ax = api_util.check_axis(
+            ax, len(shape), "vmap", "in_axes",
+            of=lambda: f"{_arg_names(args_tree, kwargs)[i]} of shape {shape}")
         if size is None:
-            raise ValueError("vmap: no argument is mapped (all in_axes are None); "
-                             "pass axis_size to say how many times to map")
-        random_key = global_random_key()
-        with_kwargs = bool(kwargs)
-        if chunk_size is not None and chunk_size < size:
-            out = _chunked(leaves, norm_axes, args_tree, with_kwargs, size)
-        else:
-            out = _run(leaves, norm_axes, args_tree, with_kwargs, size)
-        if global_random_key() is not random_key:
-            raise RuntimeError(
-                f"vmap: {getattr(f, '__qualname__', f)!r} draws from MLX's global random "
-                "state (mx.random.* without key=), which would give every example the same "
-                "numbers. Pass keys instead (mx.random.split(key, n), mapped over axis 0) "
-                "and draw with key=.")
-        return out
+            size = shape[ax]
+        elif shape[ax] != size:
+            sizes = {name: aval_of(x).shape[a % aval_of(x).ndim]
+                     for name, x, a in zip(_arg_names(args_tree, kwargs), leaves, axes)
+                     if a is not None}
+            raise ValueError(
+                f"vmap: mapped axes have inconsistent sizes: {sizes}"
+                + (f" (axis_size={axis_size})" if axis_size is not None else ""))
+        norm_axes.append(ax)
+    if size is None:
+        raise ValueError("vmap: no argument is mapped (all in_axes are None); "
+                         "pass axis_size to say how many times to map")
+    return norm_axes, size
 
-    def _run(leaves, axes, args_tree, with_kwargs, size):
-        def flatten_out(out):
-            out_leaves, out_tree = api_util.flatten_arrays(out, "output")
-            return out_leaves, (out_tree, _broadcast_prefix(out_axes, out, "out_axes"))
 
-        flat_f, out_info = api_util.flatten_fun(f, args_tree, flatten_out, kwargs=with_kwargs)
-        vals, dims = batch_flat(flat_f, leaves, axes, size, axis_name)
-        out_tree, spec = out_info.value
-        results = []
-        for val, bdim, ax in zip(vals, dims, spec):
-            if ax is None:
-                if bdim is not None:
-                    raise ValueError(
-                        "vmap: out_axes is None for an output that varies over the "
-                        "mapped axis")
-                results.append(val)
-                continue
-            ndim = aval_of(val).ndim + (bdim is None)
-            ax = api_util.check_axis(ax, ndim, "vmap", "out_axes",
-                                     of=f"an output of ndim {ndim - 1}")
-            results.append(move_bdim(val, bdim, ax, size))
-        return tree.unflatten(out_tree, results)
+def _run_batched(f: Callable, leaves: list, axes: list, size: int, *, args_tree: Any,
+                 with_kwargs: bool, out_axes: Any, axis_name: Hashable | None) -> Any:
+    """``f`` batched over the argument leaves' ``axes``, its outputs' batch
+    axes moved to ``out_axes``."""
+    def flatten_out(out):
+        out_leaves, out_tree = api_util.flatten_arrays(out, "output")
+        return out_leaves, (out_tree, _broadcast_prefix(out_axes, out, "out_axes"))
 
-    def _chunked(leaves, axes, args_tree, with_kwargs, size):
-        pieces = []
-        for start in range(0, size, chunk_size):
-            stop = min(start + chunk_size, size)
-            chunk = [x if ax is None else static_slice(
-                x, (slice(None),) * ax + (slice(start, stop),)) for x, ax in zip(leaves, axes)]
-            pieces.append(_run(chunk, axes, args_tree, with_kwargs, stop - start))
-        out_tree = tree.structure(pieces[0])
-        spec = _broadcast_prefix(out_axes, pieces[0], "out_axes")
-        columns = zip(*[tree.leaves(p) for p in pieces])
-        joined = [col[0] if ax is None else lax.concatenate(list(col), ax % aval_of(col[0]).ndim)
-                  for col, ax in zip(columns, spec)]
-        return tree.unflatten(out_tree, joined)
+    flat_f, out_info = api_util.flatten_fun(f, args_tree, flatten_out, kwargs=with_kwargs)
+    vals, dims = batch_flat(flat_f, leaves, axes, size, axis_name)
+    out_tree, spec = out_info.value
+    results = []
+    for val, bdim, ax in zip(vals, dims, spec):
+        if ax is None:
+            if bdim is not None:
+                raise ValueError(
+                    "vmap: out_axes is None for an output that varies over the mapped axis")
+            results.append(val)
+            continue
+        ndim = aval_of(val).ndim + (bdim is None)
+        ax = api_util.check_axis(ax, ndim, "vmap", "out_axes", of=f"an output of ndim {ndim - 1}")
+        results.append(move_bdim(val, bdim, ax, size))
+    return tree.unflatten(out_tree, results)
 
-    return batched_f
+
+def _run_chunked(run: Callable, leaves: list, axes: list, size: int, chunk_size: int,
+                 out_axes: Any) -> Any:
+    """``run`` on ``chunk_size`` examples at a time, the outputs concatenated."""
+    pieces = []
+    for start in range(0, size, chunk_size):
+        stop = min(start + chunk_size, size)
+        chunk = [x if ax is None else static_slice(
+            x, (slice(None),) * ax + (slice(start, stop),)) for x, ax in zip(leaves, axes)]
+        pieces.append(run(chunk, axes, stop - start))
+    out_tree = tree.structure(pieces[0])
+    spec = _broadcast_prefix(out_axes, pieces[0], "out_axes")
+    columns = zip(*[tree.leaves(p) for p in pieces])
+    joined = [col[0] if ax is None else lax.concatenate(list(col), ax % aval_of(col[0]).ndim)
+              for col, ax in zip(columns, spec)]
+    return tree.unflatten(out_tree, joined)
 
 
 def _arg_names(args_tree: Any, with_kwargs: Any) -> list[str]:
