@@ -13,12 +13,14 @@ _PRELUDE = ("import os, ftorch as ft, ftorch.numpy as fnp, mlx.core as mx, numpy
             "if os.environ.get('FTORCH_TEST_DEVICE') == 'gpu': mx.set_default_device(mx.gpu)\n")
 
 
-def run_child(source: str, timeout: float = 120, env: dict[str, str] | None = None) -> str:
+def run_child(source: str, timeout: float = 120, env: dict[str, str] | None = None,
+              prelude: bool = True) -> str:
     """Run ``source`` (with ftorch, ftorch.numpy, mlx.core and numpy imported
-    as ``ft``, ``fnp``, ``mx``, ``np``) in a fresh interpreter; return its
-    stdout. A crash, a hang past ``timeout`` seconds or an uncaught exception
-    fails with the child's output. ``env`` adds environment variables."""
-    code = _PRELUDE + textwrap.dedent(source)
+    as ``ft``, ``fnp``, ``mx``, ``np``, unless ``prelude`` is false: then
+    nothing is imported) in a fresh interpreter; return its stdout. A crash,
+    a hang past ``timeout`` seconds or an uncaught exception fails with the
+    child's output. ``env`` adds environment variables."""
+    code = (_PRELUDE if prelude else "") + textwrap.dedent(source)
     try:
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               timeout=timeout, env={**os.environ, **(env or {})})

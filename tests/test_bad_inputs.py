@@ -65,24 +65,40 @@ class TestCrashes:
 
 
     def test_out_of_range_int_index_of_a_plain_array(self):
-        # MLX reads past the end for x[5] and crashes for x[-7]; JAX raises.
+        # MLX reads past the end for x[5] and crashes for x[-7]; JAX raises. A
+        # plain array's x[i] outside transforms is MLX's own (docs/guides/
+        # sharp-bits.md): fnp.getitem checks, and so does x[i] inside a transform.
         out = run_child("""
+            import functools, operator
             x = mx.arange(6.0).reshape(2, 3)
-            for get in (lambda: x[5], lambda: x[-7], lambda: x[0][3], lambda: x[1][-4]):
-                try:
-                    mx.eval(get())
-                except IndexError as e:
-                    print("IndexError" if "out of bounds for axis 0" in str(e) else e)
+
+            def in_a_transform(path):
+                return ft.grad(lambda s: s * fnp.sum(functools.reduce(operator.getitem, path, x)))(
+                    mx.array(1.0))
+
+            for get in (lambda path: functools.reduce(fnp.getitem, path, x), in_a_transform):
+                for path in ((5,), (-7,), (0, 3), (1, -4)):
+                    try:
+                        mx.eval(get(path))
+                    except IndexError as e:
+                        print("IndexError" if "out of bounds for axis 0" in str(e) else e)
+
+            def set_in_a_transform(i):
+                def f(s):
+                    x[i] = 1.0
+                    return s
+                return ft.grad(f)(mx.array(1.0))
+
             for i in (2, -3):
                 try:
-                    x[i] = 1.0
+                    set_in_a_transform(i)
                 except IndexError as e:
                     print("IndexError" if f"index {i} is out of bounds" in str(e) else e)
             x[-1] = 7.0
             print(x[-2].tolist(), x[1].tolist())
         """)
         rows = ["[0.0,", "1.0,", "2.0]", "[7.0,", "7.0,", "7.0]"]
-        assert out.split() == ["IndexError"] * 6 + rows
+        assert out.split() == ["IndexError"] * 10 + rows
 
     def test_allocations_beyond_memory_raise(self):
         # More cases, and a pretend small device: tests/test_creation_args.py.
@@ -285,27 +301,37 @@ class TestJaxCodeRunsAsWritten:
         assert "astype[dtype=f16]" in str(ft.make_graph(lambda x, s: x * s)(x16, 0.5))
 
     def test_at_and_boolean_masks_on_plain_arrays(self):
+        # Outside transforms a plain mx.array is MLX's own (docs/guides/sharp-bits.md):
+        # fnp.at and fnp.getitem take JAX's updates and boolean masks.
         x = mx.arange(6.0)
-        _eq(x.at[1:3].set(9.0), [0, 9, 9, 3, 4, 5])
-        _eq(x.at[mx.array([0, 0])].add(1.0), [2, 1, 2, 3, 4, 5])
-        _eq(x.at[2].get(), 2.0)
-        _eq(x.at[0].min(-1.0), [-1, 1, 2, 3, 4, 5])
-        _eq(x.at[0].max(7.0), [7, 1, 2, 3, 4, 5])
-        _eq(x[x > 2], [3, 4, 5])
-        _eq(x[np.arange(6) % 2 == 0], [0, 2, 4])
+        _eq(fnp.at(x)[1:3].set(9.0), [0, 9, 9, 3, 4, 5])
+        _eq(fnp.at(x)[mx.array([0, 0])].add(1.0), [2, 1, 2, 3, 4, 5])
+        _eq(fnp.at(x)[2].get(), 2.0)
+        _eq(fnp.at(x)[0].min(-1.0), [-1, 1, 2, 3, 4, 5])
+        _eq(fnp.at(x)[0].max(7.0), [7, 1, 2, 3, 4, 5])
+        _eq(fnp.getitem(x, x > 2), [3, 4, 5])
+        _eq(fnp.getitem(x, np.arange(6) % 2 == 0), [0, 2, 4])
+        with pytest.raises(TypeError, match=r"write fnp\.at\(x\)\[idx\]\.set"):
+            x.at[1:3].set(9.0)
 
         def f(x):  # the same function under grad and called plainly
-            return fnp.sum(x.at[0].set(0.0)[x > 1.5] ** 2)
+            return fnp.sum(fnp.getitem(fnp.at(x)[0].set(0.0), x > 1.5) ** 2)
 
         _eq(f(mx.array([1.0, 2.0, 3.0])), 13.0)
         _eq(ft.grad(f)(mx.array([1.0, 2.0, 3.0])), [0.0, 4.0, 6.0])
+        # Inside a transform, a plain array takes them as a traced one does.
+        w = mx.array([1.0, 2.0, 3.0])
+        _eq(ft.grad(lambda s: fnp.sum(w.at[0].set(s)[w > 1.5] * s))(mx.array(2.0)), 5.0)
 
     @pytest.mark.parametrize("dtype, expected", [
         (float, mx.float32), (int, mx.int32), (bool, mx.bool_), ("float16", mx.float16),
         (np.float32, mx.float32), (np.dtype("int8"), mx.int8), ("bfloat16", mx.bfloat16),
     ])
-    def test_astype_spellings_on_plain_arrays(self, dtype, expected):
-        assert mx.ones(2).astype(dtype).dtype == expected
+    def test_astype_spellings(self, dtype, expected):
+        # mx.array.astype is MLX's own (MLX dtypes); fnp.astype and a traced
+        # value's astype take JAX's spellings.
+        assert fnp.astype(mx.ones(2), dtype).dtype == expected
+        assert ft.vmap(lambda x: x.astype(dtype))(mx.ones(2)).dtype == expected
 
     def test_dtype_spellings_and_clip_keywords(self):
         assert fnp.ones((2, 2), dtype=bool).dtype == mx.bool_

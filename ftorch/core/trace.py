@@ -15,7 +15,7 @@ import mlx.core as mx
 import numpy as np
 
 from ftorch.core.errors import leak_error
-from ftorch.core.mlx_array import install_operators
+from ftorch.core.mlx_array import hook, unhook
 from ftorch.core.tracer import Tracer
 
 
@@ -49,11 +49,12 @@ def new_main(trace_type: type, global_data: Any = None, dynamic: bool = False):
 
     ``dynamic=True`` (staging) also routes to it every op whose arguments
     carry no tracer of a higher level, so that constants get staged too.
-    The first one makes ``mx.array``'s operators defer to tracers (see
-    ``ftorch.core.mlx_array``)."""
+    The outermost level also hooks ``mx.array`` for tracers for its
+    duration (see ``ftorch.core.mlx_array``)."""
     global _dynamic
     main = MainTrace(len(_stack), trace_type, global_data)
-    install_operators()
+    if not _stack:
+        hook()
     _stack.append(main)
     previous = _dynamic
     if dynamic:
@@ -64,6 +65,8 @@ def new_main(trace_type: type, global_data: Any = None, dynamic: bool = False):
         main.active = False
         _dynamic = previous
         _stack.pop()
+        if not _stack:
+            unhook()
 
 
 def check_no_tracers(args: tuple) -> None:
