@@ -72,3 +72,25 @@ def test_case_uses_its_primitive_and_shape_rule_agrees(case, data):
         for o, e in zip(outs, exps):
             got = aval_of(o)
             assert got == e, f"{prim.name}: shape rule says {e}, MLX gives {got}"
+
+
+def test_rules_attach_only_through_def_methods():
+    # One way to attach a rule: the primitive's def_<rule> method (the
+    # helpers of primitives/_rules.py call them). Assigning the attributes
+    # directly anywhere else would be a second way.
+    import ast
+    import pathlib
+
+    rule_attributes = {"jvp", "vjp", "vjp_fwd", "batch", "named_batch", "_abstract_eval",
+                       "lowering", "needs_host", "communicates"}
+    root = pathlib.Path(__file__).resolve().parent.parent / "ftorch"
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = node.targets if isinstance(node, ast.Assign) else (
+                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
+            for target in targets:
+                if (isinstance(target, ast.Attribute) and target.attr in rule_attributes
+                        and not (isinstance(target.value, ast.Name) and target.value.id == "self")):
+                    found.append(f"{path.relative_to(root.parent)}:{node.lineno}")
+    assert not found, f"rules assigned directly instead of through def_<rule>: {found}"

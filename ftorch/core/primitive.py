@@ -61,8 +61,14 @@ class Primitive:
       elementwise, so a weakly typed scalar operand (a Python scalar passed to
       ``jit``) takes the dtype of the others.
 
-    Rules are written with ftorch ops, so they are differentiable themselves.
-    ``params`` are static, hashable keyword arguments (axes, shapes, dtypes).
+    The constructor takes what the primitive is (``multiple_results``,
+    ``elementwise``, ``needs_host``, ``communicates``); every rule is attached
+    one way, by its ``def_<rule>`` method (usable as a decorator), in the
+    primitive's block right under its definition. The helpers of
+    ``ftorch.primitives._rules`` (``linear``, ``vectorized``, ``derivative``,
+    ...) are shorthands that call those methods. Rules are written with
+    ftorch ops, so they are differentiable themselves. ``params`` are static,
+    hashable keyword arguments (axes, shapes, dtypes).
     """
 
     __slots__ = (
@@ -76,27 +82,25 @@ class Primitive:
         name: str,
         impl: Callable,
         *,
-        jvp: Callable | None = None,
-        vjp: Callable | None = None,
-        batch: Callable | None = None,
-        abstract_eval: Callable | None = None,
         multiple_results: bool = False,
         elementwise: bool = False,
+        needs_host: bool = False,
+        communicates: bool = False,
     ):
         if name in registry:
             raise ValueError(f"primitive {name!r} is defined twice")
         self.name = name
         self.impl = impl
-        self.jvp = jvp
-        self.vjp = vjp
-        self.vjp_fwd = None
-        self.batch = batch
-        self._abstract_eval = abstract_eval
+        self.jvp: Callable | None = None
+        self.vjp: Callable | None = None
+        self.vjp_fwd: Callable | None = None
+        self.batch: Callable | None = None
+        self._abstract_eval: Callable | None = None
+        self.lowering: Callable | None = None
         self.multiple_results = multiple_results
         self.elementwise = elementwise
-        self.lowering: Callable | None = None
-        self.needs_host = False
-        self.communicates = False
+        self.needs_host = needs_host
+        self.communicates = communicates
         registry[name] = self
 
     def __repr__(self) -> str:
@@ -159,7 +163,7 @@ class Primitive:
             return [ShapeDtypeStruct(tuple(o.shape), o.dtype) for o in out]
         return ShapeDtypeStruct(tuple(out.shape), out.dtype)
 
-    # Rules are usually attached after the functions they use are defined.
+    # The one way to attach each rule.
     def def_jvp(self, rule: Callable) -> Callable:
         self.jvp = rule
         return rule
@@ -174,4 +178,12 @@ class Primitive:
 
     def def_batch(self, rule: Callable) -> Callable:
         self.batch = rule
+        return rule
+
+    def def_abstract_eval(self, rule: Callable) -> Callable:
+        self._abstract_eval = rule
+        return rule
+
+    def def_lowering(self, rule: Callable) -> Callable:
+        self.lowering = rule
         return rule

@@ -2,14 +2,14 @@
 in MLX's arithmetic ops, for the CPU kernels that ``mx.compile`` fuses: the
 lowering rules of ``tanh``, ``sigmoid``, ``erf`` and ``gelu`` use them when
 ``jit`` lowers a graph for the CPU (the primitive blocks show it:
-``tanh_p.lowering = fast_cpu(...)``).
+``tanh_p.def_lowering(fast_cpu(...))``).
 
 ``exp`` is here as ``sigmoid``'s building block; ``exp_p`` keeps MLX's. It is
 15 ops deep, past the 11 at which MLX ends a fused kernel, so in a graph it
 spans two kernels: alone 2.3x faster than MLX's, a softmax 2.1x, an attention
 block 1.1x, the benchmark transformer's step not measurably (0.817 against
 0.819 of MLX's math), for four more kernels to build (1.5 s of its 16 s first
-call). ``exp_p.lowering = fast_cpu(exp, mx.exp)`` turns it on.
+call). ``exp_p.def_lowering(fast_cpu(exp, mx.exp))`` turns it on.
 
 Why: MLX's fused CPU kernels are C++ built with ``g++ -O3`` and no ``-march``,
 so no FMA. There ``mx.tanh`` is a call per element into the C library, and

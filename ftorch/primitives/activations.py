@@ -77,7 +77,7 @@ sigmoid_p = Primitive("sigmoid", mx.sigmoid)
 # The derivative comes from the output: y * (1 - y).
 derivative(sigmoid_p, lambda x, y: lax.multiply(y, lax.subtract(1, y)))
 vectorized(sigmoid_p)
-sigmoid_p.lowering = _cpu_math.fast_cpu(_cpu_math.sigmoid, mx.sigmoid)
+sigmoid_p.def_lowering(_cpu_math.fast_cpu(_cpu_math.sigmoid, mx.sigmoid))
 
 
 def sigmoid(x: Any) -> Any:
@@ -156,7 +156,7 @@ def _gelu_vjp(ct, out, x, *, needed, approximate):
 
 
 vectorized(gelu_p)
-gelu_p.lowering = _cpu_math.fast_cpu(_gelu_cpu_math, _gelu_impl)
+gelu_p.def_lowering(_cpu_math.fast_cpu(_gelu_cpu_math, _gelu_impl))
 
 
 def gelu(x: Any, approximate: bool) -> Any:

@@ -23,9 +23,8 @@ def _barrier_impl(*operands: mx.array) -> list:
     return list(mx.depends(list(operands), list(operands)))
 
 
-optimization_barrier_p = Primitive(
-    "optimization_barrier", _barrier_impl, multiple_results=True,
-    abstract_eval=lambda *avals: list(avals))
+optimization_barrier_p = Primitive("optimization_barrier", _barrier_impl, multiple_results=True)
+optimization_barrier_p.def_abstract_eval(lambda *avals: list(avals))
 
 
 def optimization_barrier(*operands: Any) -> list:

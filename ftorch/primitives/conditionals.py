@@ -142,10 +142,11 @@ def _cond_impl(index, *ops, branches):
     return evaluate(_taken(index, branches), ops)
 
 
-cond_p = Primitive("cond", _cond_impl, multiple_results=True,
-                   abstract_eval=lambda index, *avals, branches: branches[0].out_avals)
+cond_p = Primitive("cond", _cond_impl, multiple_results=True)
+cond_p.def_abstract_eval(lambda index, *avals, branches: branches[0].out_avals)
 
 
+@cond_p.def_lowering
 def _cond_lowering(index, *ops, branches):
     if any(needs_host(g) for g in branches):
         # A branch that reads the host runs between compiled segments, on
@@ -158,8 +159,6 @@ def _cond_lowering(index, *ops, branches):
         result = [mx.where(pick, a, b) for a, b in zip(outs[i], result)]
     return result
 
-
-cond_p.lowering = _cond_lowering
 
 
 @cond_p.def_jvp

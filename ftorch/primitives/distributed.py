@@ -29,9 +29,11 @@ __all__ = ["all_sum_p", "all_gather_p", "all_max_p", "all_min_p"]
 # ----------------------------------------------------------------------------
 
 # The primitives are named process_*: lax.psum and lax.all_gather are the
-# collectives over a named vmap axis.
+# collectives over a named vmap axis. They communicate: never folded while jit
+# stages a graph.
 all_sum_p = Primitive("process_all_sum",
-                      lambda x, *, group: mx.distributed.all_sum(x, group=group))
+                      lambda x, *, group: mx.distributed.all_sum(x, group=group),
+                      communicates=True)
 # Every process's input reaches every process's output once: the transpose
 # sums the cotangents of all processes.
 linear(all_sum_p, lambda ct, x, *, group: all_sum_p.bind(ct, group=group))
@@ -44,7 +46,8 @@ vectorized(all_sum_p)
 # ----------------------------------------------------------------------------
 
 all_gather_p = Primitive(
-    "process_all_gather", lambda x, *, group: mx.distributed.all_gather(x, group=group))
+    "process_all_gather", lambda x, *, group: mx.distributed.all_gather(x, group=group),
+    communicates=True)
 
 
 def _all_gather_transpose(ct, x, *, group):
@@ -72,7 +75,7 @@ def _all_gather_batch(vals, dims, axis_size, *, group):
 
 
 def _extremum(name: str, impl: Any) -> Primitive:
-    prim = Primitive(name, lambda x, *, group: impl(x, group=group))
+    prim = Primitive(name, lambda x, *, group: impl(x, group=group), communicates=True)
 
     def weights(x, y, group):
         hit = lax.astype(lax.equal(x, y), aval_of(x).dtype)
@@ -96,5 +99,3 @@ def _extremum(name: str, impl: Any) -> Primitive:
 
 all_max_p = _extremum("process_all_max", mx.distributed.all_max)
 all_min_p = _extremum("process_all_min", mx.distributed.all_min)
-for _prim in (all_sum_p, all_gather_p, all_max_p, all_min_p):
-    _prim.communicates = True  # never folded while jit stages a graph

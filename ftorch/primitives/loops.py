@@ -150,11 +150,9 @@ def _while_host(*ops, cond_graph, body_graph, n_cond_consts, n_body_consts):
     return list(carry)
 
 
-while_p = Primitive(
-    "while", _while_impl, multiple_results=True,
-    abstract_eval=lambda *avals, body_graph, **_: body_graph.out_avals)
-while_p.lowering = _while_host
-while_p.needs_host = True
+while_p = Primitive("while", _while_impl, multiple_results=True, needs_host=True)
+while_p.def_abstract_eval(lambda *avals, body_graph, **_: body_graph.out_avals)
+while_p.def_lowering(_while_host)
 
 
 @while_p.def_jvp
@@ -371,8 +369,8 @@ def _scan_abstract_eval(*avals, graph, n_consts, n_carry, length, **_):
                              for a in outs[n_carry:]]
 
 
-scan_p = Primitive("scan", _scan_impl, multiple_results=True,
-                   abstract_eval=_scan_abstract_eval)
+scan_p = Primitive("scan", _scan_impl, multiple_results=True)
+scan_p.def_abstract_eval(_scan_abstract_eval)
 
 
 def _scan_lowering(*ops, graph, n_consts, n_carry, length, reverse, unroll):
@@ -398,7 +396,7 @@ def _scan_lowering(*ops, graph, n_consts, n_carry, length, reverse, unroll):
     return final + after[:n_ys]
 
 
-scan_p.lowering = _scan_lowering
+scan_p.def_lowering(_scan_lowering)
 
 
 class _LoopPlan:

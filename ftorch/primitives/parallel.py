@@ -166,7 +166,8 @@ def _reducer_impl(fn, fname):
 
 def _reducer(name: str, fn) -> AxisPrimitive:
     impl = _reducer_impl(fn, name)
-    prim = AxisPrimitive(name, impl, abstract_eval=_aval_rule(impl, _same_aval))
+    prim = AxisPrimitive(name, impl)
+    prim.def_abstract_eval(_aval_rule(impl, _same_aval))
     prim.def_batch(_other_batch(prim, "batch_axis"))
 
     @prim.def_named_batch
@@ -370,10 +371,10 @@ def _scatter_named_aval(x, *, scatter_dimension, tiled, size):
     return ShapeDtypeStruct(shape, x.dtype)
 
 
-all_gather_p = AxisPrimitive("all_gather", _gather_impl,
-                             abstract_eval=_aval_rule(_gather_impl, _gather_named_aval))
-psum_scatter_p = AxisPrimitive("psum_scatter", _scatter_impl,
-                               abstract_eval=_aval_rule(_scatter_impl, _scatter_named_aval))
+all_gather_p = AxisPrimitive("all_gather", _gather_impl)
+all_gather_p.def_abstract_eval(_aval_rule(_gather_impl, _gather_named_aval))
+psum_scatter_p = AxisPrimitive("psum_scatter", _scatter_impl)
+psum_scatter_p.def_abstract_eval(_aval_rule(_scatter_impl, _scatter_named_aval))
 
 
 def _gather_transpose(ct, x, *anchor, axis_name, batch_axis, axis, tiled, size):
@@ -536,7 +537,8 @@ def _index_aval(*anchor, axis_name, size):
     return ShapeDtypeStruct(() if axis_name else (size,), mx.int32)
 
 
-axis_index_p = AxisPrimitive("axis_index", _index_impl, arity=0, abstract_eval=_index_aval)
+axis_index_p = AxisPrimitive("axis_index", _index_impl, arity=0)
+axis_index_p.def_abstract_eval(_index_aval)
 nondifferentiable(axis_index_p)
 # Its only operand is an anchor: another vmap batching that rebinds it afresh.
 axis_index_p.def_batch(lambda vals, dims, axis_size, **params: (axis_index_p.bind(**params), None))

@@ -268,9 +268,9 @@ def _concatenate_vjp(ct, out, *xs, needed, axis):
     return tuple(cts)
 
 
-concatenate_p = Primitive(
-    "concatenate", lambda *xs, axis: mx.concatenate(xs, axis=axis),
-    jvp=_concatenate_jvp, vjp=_concatenate_vjp)
+concatenate_p = Primitive("concatenate", lambda *xs, axis: mx.concatenate(xs, axis=axis))
+concatenate_p.def_jvp(_concatenate_jvp)
+concatenate_p.def_vjp(_concatenate_vjp)
 
 
 @concatenate_p.def_batch
@@ -357,9 +357,9 @@ def _pad_vjp(ct, out, x, c, *, needed, pad_width):
     return ct_x, ct_c
 
 
-pad_p = Primitive(
-    "pad", lambda x, c, pad_width: mx.pad(x, pad_width, constant_values=c),
-    jvp=_pad_jvp, vjp=_pad_vjp)
+pad_p = Primitive("pad", lambda x, c, pad_width: mx.pad(x, pad_width, constant_values=c))
+pad_p.def_jvp(_pad_jvp)
+pad_p.def_vjp(_pad_vjp)
 
 
 @pad_p.def_batch

@@ -94,11 +94,11 @@ def _compile_due(store: dict, setting: float | str | None) -> bool:
     return True
 
 
-jit_p = Primitive("jit", _jit_impl, multiple_results=True,
-                  abstract_eval=lambda *avals, graph: graph.out_avals)
+jit_p = Primitive("jit", _jit_impl, multiple_results=True)
+jit_p.def_abstract_eval(lambda *avals, graph: graph.out_avals)
 # Inside an enclosing lowered graph, a jitted call is inlined: one compiled
 # function for the whole.
-jit_p.lowering = lambda *args, graph: lower(graph)(*args)
+jit_p.def_lowering(lambda *args, graph: lower(graph)(*args))
 
 
 def _inherit(graph: Graph, *derived: Graph) -> None:

@@ -127,7 +127,7 @@ checkpoint_policies = SimpleNamespace(
 
 
 name_p = Primitive("checkpoint_name", lambda x, name: x)
-name_p.lowering = lambda x, name: x
+name_p.def_lowering(lambda x, name: x)
 linear(name_p, lambda ct, x, name: ct)
 vectorized(name_p)
 
@@ -158,11 +158,11 @@ def _remat_impl(*args: Any, graph: Graph, policy: Callable, prevent_cse: bool) -
     return evaluate(graph, args)
 
 
-remat_p = Primitive("remat", _remat_impl, multiple_results=True,
-                    abstract_eval=lambda *avals, graph, **_: graph.out_avals)
+remat_p = Primitive("remat", _remat_impl, multiple_results=True)
+remat_p.def_abstract_eval(lambda *avals, graph, **_: graph.out_avals)
 # Inside a lowered graph, the body is inlined; the barriers keep the
 # recomputation apart from the forward pass in mx.compile.
-remat_p.lowering = lambda *args, graph, **_: lower(graph)(*args)
+remat_p.def_lowering(lambda *args, graph, **_: lower(graph)(*args))
 
 
 @remat_p.def_jvp
