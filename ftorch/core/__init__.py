@@ -52,6 +52,7 @@ from ftorch.core.trace import Trace as Trace
 from ftorch.core.trace import _stack as _stack
 from ftorch.core.trace import new_main as new_main
 from ftorch.core.tracer import ARRAY_METHODS as ARRAY_METHODS
+from ftorch.core.tracer import PrimalTracer as PrimalTracer
 from ftorch.core.tracer import Tracer as Tracer
 from ftorch.core.tracer import call_traced as call_traced
 from ftorch.core.tracer import install_array_api as install_array_api
@@ -61,6 +62,7 @@ __all__ = [
     "ShapeDtypeStruct",
     "Trace",
     "Tracer",
+    "PrimalTracer",
     "MainTrace",
     "LeakedTracerError",
     "registry",

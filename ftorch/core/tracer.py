@@ -286,6 +286,27 @@ class Tracer:
         return _array_api.invert(self)
 
 
+class PrimalTracer(Tracer):
+    """A tracer that carries its primal value (a JVP's or a VJP's): its
+    aval, shape, dtype and concrete value are the primal's."""
+
+    __slots__ = ("primal",)
+
+    @property
+    def aval(self) -> ShapeDtypeStruct:
+        p = self.primal
+        return p.aval if isinstance(p, Tracer) else ShapeDtypeStruct(p.shape, p.dtype)
+
+    # Read straight off the primal: these are on every rule's path.
+    shape = property(lambda self: self.primal.shape)
+    dtype = property(lambda self: self.primal.dtype)
+    ndim = property(lambda self: self.primal.ndim)
+
+    def concrete(self) -> Any:
+        p = self.primal
+        return p.concrete() if isinstance(p, Tracer) else p
+
+
 def array_method(name: str) -> Callable:
     """A method that calls the ftorch.numpy function ``name`` on its array.
 

@@ -14,10 +14,9 @@ from typing import Any
 
 import ftorch.primitives as lax
 from ftorch.core import (
-    ShapeDtypeStruct,
+    PrimalTracer,
     Trace,
     Tracer,
-    aval_of,
     call_traced,
     new_main,
 )
@@ -25,26 +24,13 @@ from ftorch.graph import Graph, evaluate
 from ftorch.transforms.staging import derive
 
 
-class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
+class JVPTracer(PrimalTracer):
+    __slots__ = ("tangent",)
 
     def __init__(self, trace: Trace, primal: Any, tangent: Any):
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
-
-    @property
-    def aval(self) -> ShapeDtypeStruct:
-        return aval_of(self.primal)
-
-    # Read straight off the primal: these are on every rule's path.
-    shape = property(lambda self: self.primal.shape)
-    dtype = property(lambda self: self.primal.dtype)
-    ndim = property(lambda self: self.primal.ndim)
-
-    def concrete(self):
-        p = self.primal
-        return p.concrete() if isinstance(p, Tracer) else p
 
 
 class JVPTrace(Trace):

@@ -19,10 +19,9 @@ from typing import Any
 import ftorch.primitives as lax
 from ftorch.core import (
     INEXACT,
-    ShapeDtypeStruct,
+    PrimalTracer,
     Trace,
     Tracer,
-    aval_of,
     call_traced,
     new_main,
 )
@@ -46,27 +45,14 @@ class Node:
         self.seq = next(_sequence)  # creation order is a topological order
 
 
-class VJPTracer(Tracer):
-    __slots__ = ("primal", "node", "index")
+class VJPTracer(PrimalTracer):
+    __slots__ = ("node", "index")
 
     def __init__(self, trace: Trace, primal: Any, node: Node | None, index: int = 0):
         self._trace = trace
         self.primal = primal
         self.node = node
         self.index = index
-
-    @property
-    def aval(self) -> ShapeDtypeStruct:
-        return aval_of(self.primal)
-
-    # Read straight off the primal: these are on every rule's path.
-    shape = property(lambda self: self.primal.shape)
-    dtype = property(lambda self: self.primal.dtype)
-    ndim = property(lambda self: self.primal.ndim)
-
-    def concrete(self):
-        p = self.primal
-        return p.concrete() if isinstance(p, Tracer) else p
 
 
 class VJPTrace(Trace):
