@@ -25,11 +25,18 @@ number of equations, or ``none``) is the deepest graph handed to
 warning on the ``ftorch.jit`` logger.
 
 ``ft.config.fast_cpu_math`` (default ``True``; ``FTORCH_FAST_CPU_MATH=0`` turns
-it off) lets jit lower float32 ``tanh``, ``sigmoid``, ``erf`` and ``gelu`` in
-compiled CPU kernels to the approximations of
-``ftorch.primitives._cpu_math`` (a few ulps, several times faster than MLX's
-there); off, jit emits MLX's own ops. A jitted function traces again when it
-changes.
+it off) lets jit lower float32 ``tanh``, ``sigmoid``, ``erf`` and ``gelu`` on
+the CPU to the approximations of ``ftorch.primitives._cpu_math`` (a few ulps,
+several times faster than MLX's in compiled kernels); off, jit emits MLX's
+own ops. Either way both tiers of ``jit_compile_after`` run the same lowering,
+so a signature gives the same bits before and after it compiles. Measured on
+2 cores (ms a step, jitted, compiled / uncompiled tier): a tanh RNN
+(``rnn``) 20 / 71 with the fast math, 26 / 40 without; ``rnn_scan`` 121 /
+203 against 133 / 148; a GELU transformer 54 / 68 against 64 / 75; no
+difference without these functions (``mlp_train``). It stays on: compiled
+steps, where long runs spend their time, are 10-30% faster, and the
+uncompiled tier runs only a signature's first minute. A jitted function
+traces again when it changes.
 """
 
 from __future__ import annotations

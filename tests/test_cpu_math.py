@@ -186,18 +186,14 @@ def test_other_dtypes_keep_mlx_kernels(dtype):
         assert mx.array_equal(ft.jit(op)(x), mx.compile(mlx_op)(x)).item()
 
 
-def test_lowering_run_eagerly_keeps_mlx_ops():
-    """jit's uncompiled path (compile_after) runs the lowered graph op by op,
-    where the approximations would be slower: only lowering traced by
-    mx.compile (under fused_lowering) uses them."""
+def test_lowering_run_op_by_op_uses_them_too():
+    """jit's uncompiled tier runs the lowered graph op by op: the same
+    approximations as the compiled kernels, to the bit."""
     graph = ft.make_graph(fnp.tanh)(X)
-    assert mx.array_equal(lower(graph)(X)[0], mx.tanh(X)).item()
-
-    def fused(x):
-        with cm.fused_lowering():
-            return lower(graph)(x)
-
-    assert mx.array_equal(mx.compile(fused)(X)[0], mx.compile(cm.tanh)(X)).item()
+    eager = lower(graph)(X)[0]
+    assert mx.array_equal(eager, mx.compile(lower(graph))(X)[0]).item()
+    assert mx.array_equal(eager, mx.compile(cm.tanh)(X)).item()
+    assert not mx.array_equal(eager, mx.tanh(X)).item()
 
 
 def test_other_devices_keep_mlx_kernels(monkeypatch):

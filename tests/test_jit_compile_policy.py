@@ -12,6 +12,7 @@ import pytest
 from child import run_child
 
 import ftorch as ft
+import ftorch.nn.functional as F
 import ftorch.numpy as fnp
 from ftorch.config import config, seconds_before_compile
 
@@ -196,3 +197,47 @@ def test_a_20000_step_scan_runs_under_every_compile_policy():
         print("ok", f.trace_count)
     """, timeout=600)
     assert out.split() == ["ok", "1"]
+
+
+# --- the tiers give the same bits -------------------------------------------
+
+
+def _network(params, x):
+    """An MLP using every activation the CPU lowering approximates."""
+    h = fnp.tanh(x @ params["w1"] + params["b1"])
+    h = F.gelu(h @ params["w2"]) + F.gelu(h @ params["w2"], approximate=True)
+    return fnp.sum(F.sigmoid(h @ params["w3"]) * fnp.erf(h @ params["w3"]))
+
+
+def _network_inputs():
+    rng = np.random.default_rng(0)
+    def normal(*shape):
+        return mx.array(rng.normal(0, 1, shape).astype(np.float32))
+    return {"w1": normal(8, 16), "b1": normal(16), "w2": normal(16, 16),
+            "w3": normal(16, 4)}, normal(32, 8) * 2.0
+
+
+def _bits(tree_):
+    return [np.array(leaf).tobytes() for leaf in ft.tree.leaves(tree_)]
+
+
+@pytest.mark.cpu_only("the CPU lowering's fast math is what could differ")
+@pytest.mark.parametrize("fast_cpu_math", [True, False], ids=["fast_math", "mlx_math"])
+def test_compiled_and_uncompiled_tiers_agree_bit_for_bit(fast_cpu_math, monkeypatch):
+    monkeypatch.setattr(config, "fast_cpu_math", fast_cpu_math)
+    params, x = _network_inputs()
+    step = ft.value_and_grad(_network)
+    compiled, never = ft.jit(step, compile_after=0), ft.jit(step, compile_after=None)
+    want = _bits(compiled(params, x))
+    assert _bits(never(params, x)) == want
+    # jit under grad: jit_p's derived graphs, each in its tier.
+    def outer(policy):
+        inner = ft.jit(_network, compile_after=policy)
+        return ft.jit(ft.grad(lambda p: inner(p, x)), compile_after=policy)(params)
+    assert _bits(outer(0)) == _bits(outer(None))
+    # A delayed policy: the same bits before and after the signature compiles.
+    delayed = ft.jit(step, compile_after=0.1)
+    before = _bits(delayed(params, x))
+    time.sleep(0.15)
+    assert _bits(delayed(params, x)) == before == want
+    assert _bits(delayed(params, x)) == want

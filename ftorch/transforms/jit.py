@@ -44,7 +44,6 @@ from ftorch.graph import (
     needs_host,
     simplify,
 )
-from ftorch.primitives._cpu_math import fused_lowering
 from ftorch.transforms import _util
 from ftorch.transforms.jvp import jvp_graph
 from ftorch.transforms.staging import checked, stage
@@ -64,11 +63,8 @@ logger = logging.getLogger("ftorch.jit")
 
 def _jit_impl(*args: Any, graph: Graph) -> list:
     setting = graph.derived.get("compile after", config.jit_compile_after)
-    # A graph too deep for mx.compile runs as the uncompiled tier does, the
-    # same lowering without the compiled kernels' fast CPU math.
-    if _compile_due(graph.derived, setting) and (needs_host(graph) or compilable(graph)):
-        with fused_lowering():  # mx.compile traces the lowering in this call
-            return graph.lowered(*args)
+    if _compile_due(graph.derived, setting):
+        return graph.lowered(*args)
     return lower(graph)(*args)  # MLX's lazy graph of the lowered ops: no kernel builds
 
 
@@ -204,8 +200,7 @@ def jit(
     ``compile_after`` says when the graph goes to ``mx.compile``: ``0`` at
     the first call; ``s`` seconds once a signature has been in use that
     long, running before then as MLX's lazy graph of the lowered ops (no
-    kernel builds; the same numbers but for ``fast_cpu_math``'s few ulps,
-    which only compiled kernels use); ``None`` never; ``"auto"`` 0 on Metal
+    kernel builds; the same lowering, so the same bits); ``None`` never; ``"auto"`` 0 on Metal
     and CUDA, 60 seconds on the CPU, where MLX builds every fused kernel
     with ``g++`` (0.6-0.85 s each): a short run never pays for the builds, a
     long one pays once it has spent about that long. ``"config"`` (the
@@ -366,8 +361,7 @@ def jit(
                 # deep for mx.compile: jit_p runs it.
                 raise _TraceError(None)
             record.note(entry.out_tree)
-            with fused_lowering():
-                return lower(entry.graph)(*leaves)
+            return lower(entry.graph)(*leaves)
 
         record = fast[fast_key, config.fast_cpu_math] = _Compiled(mx.compile(dispatch))
         return record
