@@ -22,17 +22,13 @@ transform); ``lower`` turns it into one straight-line MLX function for
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import mlx.core as mx
 
-from ftorch.config import config
 from ftorch.core import DTYPE_SHORT_NAMES, Primitive, ShapeDtypeStruct, format_aval, registry
-
-logger = logging.getLogger("ftorch.jit")
 
 
 class Var:
@@ -73,12 +69,13 @@ class Graph:
     the arrays in ``consts``.
 
     Graphs are immutable once built; passes return new graphs. ``derived``
-    caches graphs made from this one by transforms (its JVP, VJP and batched
-    versions), and ``lowered`` its compiled MLX function.
+    caches what is made from this one once: the graphs of transforms (its
+    JVP, VJP and batched versions) and how it runs (its ``Executable``,
+    ``ftorch.transforms.executable``).
     """
 
     # Graphs are primitive params, hashed and compared by identity (the default).
-    __slots__ = ("in_vars", "const_vars", "consts", "eqns", "outs", "derived", "_lowered")
+    __slots__ = ("in_vars", "const_vars", "consts", "eqns", "outs", "derived")
 
     def __init__(self, in_vars: list[Var], const_vars: list[Var], consts: list,
                  eqns: list[Eqn], outs: list):
@@ -88,7 +85,6 @@ class Graph:
         self.eqns = eqns
         self.outs = outs
         self.derived: dict = {}
-        self._lowered: Callable | None = None
 
     @property
     def in_avals(self) -> list[ShapeDtypeStruct]:
@@ -103,18 +99,6 @@ class Graph:
 
     def __str__(self) -> str:
         return format_graph(self)
-
-    @property
-    def lowered(self) -> Callable:
-        """This graph as a compiled MLX function of ``in_vars``: one
-        ``mx.compile`` of the whole, or, when an equation must read values on
-        the host (``needs_host``), compiled segments around it."""
-        if self._lowered is None:
-            if needs_host(self):
-                self._lowered = segmented(self)
-            else:
-                self._lowered = mx.compile(lower(self)) if compilable(self) else lower(self)
-        return self._lowered
 
 
 def aval_of_atom(a: Atom) -> ShapeDtypeStruct:
@@ -198,7 +182,7 @@ def lower(graph: Graph) -> Callable:
     rule (higher-order primitives inline their graphs), else its MLX ``impl``."""
 
     def run(*args):
-        return _run(graph, args, _apply_lowering)
+        return _run(graph, args, apply_lowering)
 
     return run
 
@@ -256,75 +240,9 @@ def _eqn_depth(eqn: Eqn) -> int:
     return 1 + eqn.params.get("length", 1) * max(inner)
 
 
-def compilable(graph: Graph) -> bool:
-    """Whether ``mx.compile`` can take ``graph`` lowered: its ``depth`` is
-    at most ``ft.config.jit_max_compile_depth``. MLX's compile passes recurse
-    once per level of the graph on the C stack, so a deeper graph (a long
-    scan, unrolled) would overflow it and kill the process; such a graph runs
-    uncompiled, logged once."""
-    limit = config.jit_max_compile_depth
-    if limit is None or depth(graph) <= limit:
-        return True
-    if not graph.derived.get("logged too deep"):
-        graph.derived["logged too deep"] = True
-        logger.warning("ft.jit: a graph %d equations deep runs uncompiled: mx.compile takes "
-                       "at most ft.config.jit_max_compile_depth=%d (a long lax.scan unrolls "
-                       "into one chain of its steps)", depth(graph), limit)
-    return False
-
-
-def segmented(graph: Graph) -> Callable:
-    """``graph`` as compiled straight-line segments, split at the equations
-    that need the host (``needs_host``), which run their ``lowering`` on
-    concrete arrays in between: the plan for a graph holding a loop whose
-    trip count depends on data, which ``mx.compile`` cannot contain."""
-    steps: list = []  # per step: (compiled segment or host eqn, input atoms, output vars)
-    run: list[Eqn] = []
-
-    def close_run(later: list) -> None:
-        if not run:
-            return
-        defined = {id(v) for e in run for v in e.outs}
-        needed = {id(a) for e in later for a in e.inputs} | {id(a) for a in graph.outs}
-        inputs, seen = [], set()
-        for e in run:
-            for a in e.inputs:
-                if isinstance(a, Var) and id(a) not in defined and id(a) not in seen:
-                    seen.add(id(a))
-                    inputs.append(a)
-        outs = [v for e in run for v in e.outs if id(v) in needed]
-        sub = Graph(inputs, [], [], list(run), outs)
-        steps.append((mx.compile(lower(sub)) if compilable(sub) else lower(sub), inputs, outs))
-        run.clear()
-
-    for i, eqn in enumerate(graph.eqns):
-        if eqn.prim.needs_host or any(needs_host(g) for g in subgraphs(eqn.params)):
-            close_run(graph.eqns[i:])
-            steps.append((eqn, eqn.inputs, eqn.outs))
-        else:
-            run.append(eqn)
-    close_run([])
-
-    def call(*args):
-        env: dict[int, Any] = {id(v): c for v, c in zip(graph.const_vars, graph.consts)}
-        env.update((id(v), a) for v, a in zip(graph.in_vars, args))
-
-        def read(a: Atom) -> Any:
-            return a.value if type(a) is Literal else env[id(a)]
-
-        for step, inputs, outs in steps:
-            if isinstance(step, Eqn):
-                out = _apply_lowering(step.prim, [read(a) for a in inputs], step.params)
-                out = out if step.prim.multiple_results else [out]
-            else:
-                out = step(*[read(a) for a in inputs])
-            env.update((id(v), o) for v, o in zip(outs, out))
-        return [read(a) for a in graph.outs]
-
-    return call
-
-
-def _apply_lowering(prim: Primitive, vals: list, params: dict) -> Any:
+def apply_lowering(prim: Primitive, vals: list, params: dict) -> Any:
+    """One equation's lowering: its primitive's ``lowering`` rule, else its
+    MLX ``impl``."""
     rule = prim.lowering
     return prim.impl(*vals, **params) if rule is None else rule(*vals, **params)
 

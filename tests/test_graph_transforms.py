@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 import ftorch as ft
 import ftorch.numpy as fnp
-from ftorch.graph import evaluate, fuse_summed_matmuls, needs_host, segmented, typecheck
+from ftorch.graph import evaluate, fuse_summed_matmuls, needs_host, typecheck
 from ftorch.primitives.loops import _loop_plan
+from ftorch.transforms.executable import segmented
 from ftorch.transforms.jvp import jvp_graph
 from ftorch.transforms.vjp import vjp_graph
 from ftorch.transforms.vmap import batch_graph

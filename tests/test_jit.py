@@ -520,7 +520,8 @@ def test_compiled_dispatch_outside_transforms(monkeypatch):
         assert_same(jf(two), (two, 2 * two))
         assert_same(jf(one), 3 * one)
     assert jf.trace_count == 2
-    # Registered pytree nodes in and out; a NumPy argument takes the general path.
+    # Registered pytree nodes in and out; a NumPy argument takes the general
+    # path, which outside transforms runs the signature's executable as is.
     step = ft.jit(lambda p, x: _Params(p.w * x, p.b + 1))
     p = _Params(mx.array([1.0, 2.0]), mx.array(0.5))
     for x in (mx.array(3.0), np.array(3.0, np.float32), mx.array(3.0)):
@@ -528,7 +529,7 @@ def test_compiled_dispatch_outside_transforms(monkeypatch):
         assert isinstance(out, _Params)
         assert_same((out.w, out.b), (mx.array([3.0, 6.0]), mx.array(1.5)))
     assert step.trace_count == 1
-    assert binds.count("jit") == 1  # the NumPy call
+    assert "jit" not in binds
 
 
 # ----------------------------------------------------------------------------

@@ -4,7 +4,7 @@ higher-order primitives whose bodies are staged once into graphs.
 ``while_p(*cond_consts, *body_consts, *init, cond_graph, body_graph, ...)``
 runs ``body_graph`` while ``cond_graph`` holds. Its trip count depends on
 data, so it reads the predicate on the host each step: under ``jit`` the
-compiled graph is split around it (``graph.segmented``) and each step calls
+compiled graph is split around it (``executable.segmented``) and each step calls
 the compiled condition and body. Forward mode transforms the body; reverse
 mode is refused (the number of residuals is unknown ahead of time), as in
 JAX; vmap with a batched predicate runs until every example is done, the
@@ -63,6 +63,7 @@ from ftorch.primitives._control import (
     split,
 )
 from ftorch.primitives._rules import move_bdim
+from ftorch.transforms.executable import executable
 from ftorch.transforms.jvp import jvp_graph
 from ftorch.transforms.staging import derive, stage_function
 from ftorch.transforms.vjp import vjp_graph
@@ -144,7 +145,7 @@ def _while_host(*ops, cond_graph, body_graph, n_cond_consts, n_body_consts):
     """Under jit: each step calls the compiled condition, reads it, and calls
     the compiled body."""
     cond_consts, body_consts, carry = split(ops, n_cond_consts, n_body_consts)
-    test, step = cond_graph.lowered, body_graph.lowered
+    test, step = executable(cond_graph).compiled, executable(body_graph).compiled
     while test(*cond_consts, *carry)[0].item():
         carry = step(*body_consts, *carry)
     return list(carry)

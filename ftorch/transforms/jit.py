@@ -1,18 +1,21 @@
 """``jit``: stage a function once per abstract signature, simplify its
 graph, and run it compiled.
 
-``jit`` binds the higher-order primitive ``jit_p`` on the staged graph
-(staging itself is ``ftorch.transforms.staging``). Outside transforms,
-``jit_p`` runs the graph lowered to MLX and handed to ``mx.compile``.
-Inside transforms, ``jit_p``'s rules are the graph transforms
+A jitted function is a cache from call signature (argument structure,
+shapes, dtypes, static arguments) to ``Executable``
+(``ftorch.transforms.executable``): the staged graph and how it runs,
+uncompiled or compiled, as its ``compile_after`` policy says. A call
+flattens its arguments once, finds or stages its signature's executable and
+runs it; under enclosing transforms it binds the higher-order primitive
+``jit_p`` on the graph instead, whose rules are the graph transforms
 (``jvp_graph``, ``vjp_graph``, ``batch_graph``): they make a new graph,
-cached on the original, which is bound as ``jit_p`` again, so
-``grad(jit(f))`` and ``vmap(jit(f))`` run compiled too.
+cached on the original, which is bound as ``jit_p`` again and runs as its
+own executable, so ``grad(jit(f))`` and ``vmap(jit(f))`` run compiled too.
 
-The common call, outside transforms with pytrees of mx.arrays, skips all of
-that Python: it goes to an ``mx.compile`` of a dispatcher (one per input
-structure) that MLX traces once per shape signature, looking the staged
-graph up and lowering it; later calls are MLX's own signature check, in C++.
+Once a signature runs compiled, calls of it skip that Python: the
+executables of one input structure share one ``mx.compile`` of a
+dispatcher (a lane), which MLX traces once per shape signature and then
+looks up in C++.
 """
 
 from __future__ import annotations
@@ -20,15 +23,14 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import time
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import mlx.core as mx
 import numpy as np
 
 import ftorch.primitives as lax
-from ftorch import core, tree
+from ftorch import api_util, core, tree
 from ftorch.config import config, seconds_before_compile
 from ftorch.core import (
     Primitive,
@@ -37,14 +39,8 @@ from ftorch.core import (
     aval_of,
     format_aval,
 )
-from ftorch.graph import (
-    Graph,
-    compilable,
-    lower,
-    needs_host,
-    simplify,
-)
-from ftorch.transforms import _util
+from ftorch.graph import Graph, lower, simplify
+from ftorch.transforms.executable import Executable, executable
 from ftorch.transforms.jvp import jvp_graph
 from ftorch.transforms.staging import checked, stage
 from ftorch.transforms.vjp import vjp_graph
@@ -55,39 +51,13 @@ __all__ = ["jit", "jit_p"]
 logger = logging.getLogger("ftorch.jit")
 
 
-
 # ----------------------------------------------------------------------------
 # jit_p: a call of a staged graph, and its rules
 # ----------------------------------------------------------------------------
 
 
 def _jit_impl(*args: Any, graph: Graph) -> list:
-    setting = graph.derived.get("compile after", config.jit_compile_after)
-    if _compile_due(graph.derived, setting):
-        return graph.lowered(*args)
-    return lower(graph)(*args)  # MLX's lazy graph of the lowered ops: no kernel builds
-
-
-def _compile_due(store: dict, setting: float | str | None) -> bool:
-    """Whether a signature whose first use is recorded in ``store`` runs
-    compiled now, under the ``compile_after`` ``setting``. Once its delay
-    has run out it stays compiled: later calls return at the first line."""
-    if "compiled" in store:
-        return True
-    after = seconds_before_compile(setting)
-    if after == 0.0:
-        return True
-    if after is None:
-        return False
-    now = time.perf_counter()
-    first = store.setdefault("first call", now)
-    if now - first < after:
-        return False
-    if config.log_compiles:
-        logger.warning("jit: compiling a signature in use for %.1f s (compile_after=%r)",
-                       now - first, setting)
-    store["compiled"] = True
-    return True
+    return executable(graph)(*args)
 
 
 jit_p = Primitive("jit", _jit_impl, multiple_results=True)
@@ -133,7 +103,6 @@ def _jit_vjp(cts, out, *residuals, graph, nonzero, needed):
 
 
 
-
 @jit_p.def_batch
 def _jit_batch(vals, dims, axis_size, graph):
     derived, out_dims = batch_graph(graph, dims, axis_size)
@@ -144,46 +113,6 @@ def _jit_batch(vals, dims, axis_size, graph):
 # ----------------------------------------------------------------------------
 # jit
 # ----------------------------------------------------------------------------
-
-
-def _normalize_static(f: Callable, static_argnums, static_argnames) -> tuple[tuple, tuple]:
-    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
-    try:
-        params = list(inspect.signature(f).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    positional = [p.name for p in params
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    for i in nums:
-        if not isinstance(i, int):
-            raise TypeError(f"jit: static_argnums must be ints, got {i!r}")
-        if i < 0 and -i > len(positional):
-            raise ValueError(
-                f"jit: static_argnums entry {i} is out of range for a function with "
-                f"{len(positional)} positional parameters")
-    nums = tuple(i % len(positional) if i < 0 else i for i in nums)
-    # A static argument may be given by position or by name, as in JAX.
-    nums += tuple(positional.index(n) for n in names if n in positional)
-    names += tuple(positional[i] for i in nums if 0 <= i < len(positional))
-    return tuple(sorted(set(nums))), tuple(sorted(set(names)))
-
-
-def _defaulted_params(f: Callable) -> set[str]:
-    try:
-        return {p.name for p in inspect.signature(f).parameters.values()
-                if p.default is not p.empty}
-    except (TypeError, ValueError):
-        return set()
-
-
-def _arg_names(f: Callable, nargs: int) -> list[str]:
-    try:
-        params = [p for p in inspect.signature(f).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        params = []
-    return [params[i].name if i < len(params) else f"args[{i}]" for i in range(nargs)]
 
 
 def jit(
@@ -200,12 +129,12 @@ def jit(
     ``compile_after`` says when the graph goes to ``mx.compile``: ``0`` at
     the first call; ``s`` seconds once a signature has been in use that
     long, running before then as MLX's lazy graph of the lowered ops (no
-    kernel builds; the same lowering, so the same bits); ``None`` never; ``"auto"`` 0 on Metal
-    and CUDA, 60 seconds on the CPU, where MLX builds every fused kernel
-    with ``g++`` (0.6-0.85 s each): a short run never pays for the builds, a
-    long one pays once it has spent about that long. ``"config"`` (the
-    default) takes ``ft.config.jit_compile_after`` (``"auto"`` unless set).
-    Set 0 to time steady-state compiled speed.
+    kernel builds; the same lowering, so the same bits); ``None`` never;
+    ``"auto"`` 0 on Metal and CUDA, 60 seconds on the CPU, where MLX builds
+    every fused kernel with ``g++`` (0.6-0.85 s each): a short run never pays
+    for the builds, a long one pays once it has spent about that long.
+    ``"config"`` (the default) takes ``ft.config.jit_compile_after``
+    (``"auto"`` unless set). Set 0 to time steady-state compiled speed.
 
     Array arguments (and pytrees of them) are traced. Python scalars
     (``bool``, ``int``, ``float``) are traced too, as weakly typed 0-d
@@ -227,57 +156,188 @@ def jit(
     >>> f.trace_count
     1
     """
-    _util.check_callable(f, "jit")
+    api_util.check_callable(f, "jit")
     if compile_after != "config":
         seconds_before_compile(compile_after)  # a bad setting is an error here, not at a call
-    nums, names = _normalize_static(f, static_argnums, static_argnames)
-    donate = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
-    for n in donate:
-        if not isinstance(n, int) or n in nums:
-            raise ValueError(f"jit: donate_argnums entry {n!r} must be the index of a "
-                             "non-static positional argument")
-    donate_max = max((n if n >= 0 else -n - 1 for n in donate), default=-1)
-    fname = getattr(f, "__qualname__", repr(f))
-    defaulted = _defaulted_params(f)
-    cache: dict[tuple, _Entry] = {}
-    last_keys: list[tuple] = []
+    cache = _Cache(_Arguments(f, static_argnums, static_argnames, donate_argnums), compile_after)
+    lanes, from_lane, call = cache.lanes, cache.from_lane, cache.call
 
-    def split(args: tuple, kwargs: dict) -> tuple[tuple, list, Any]:
-        """(cache key, array leaves, their treedef) of one call."""
-        if donate_max >= len(args):
-            raise ValueError(f"jit: donate_argnums={donate!r} is out of range for a call of "
-                             f"{fname!r} with {len(args)} positional arguments")
-        if nums or names:
-            statics = _statics(args, kwargs)
-            args = tuple(a for i, a in enumerate(args) if i not in nums)
-            kwargs = {k: v for k, v in kwargs.items() if k not in names}
-        else:
-            statics = ()
-        leaves, treedef = tree.flatten((args, kwargs))
-        avals = tuple([(x.shape, x.dtype) for x in leaves if type(x) is mx.array])
-        if len(avals) != len(leaves):
-            avals = _leaf_avals(leaves, treedef, statics)
-        # Lowering depends on fast_cpu_math: a new setting is a new trace.
-        return (treedef, statics, avals, config.fast_cpu_math), leaves, treedef
+    def jitted(*args, **kwargs):
+        flat = None
+        if lanes and not core._stack:  # a compiled signature's call: checked in C++
+            result, flat = from_lane(args, kwargs)
+            if result is not _MISS:
+                return result
+        return call(args, kwargs, flat)
 
-    def _statics(args: tuple, kwargs: dict) -> tuple:
+    cache.jitted = jitted
+    jitted.trace_count = 0
+    jitted.cache_size = cache.size
+    jitted.clear_cache = cache.clear
+    functools.update_wrapper(jitted, f)
+    return jitted
+
+
+class _Arguments:
+    """How a jitted function's calls are split: which arguments are static
+    (by position and by name, as in JAX), which are donated, and their
+    names for messages."""
+
+    def __init__(self, f: Callable, static_argnums, static_argnames, donate_argnums):
+        self.f, self.fname = f, getattr(f, "__qualname__", repr(f))
+        try:
+            params = list(inspect.signature(f).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        self.positional = [p.name for p in params
+                           if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self.defaulted = {p.name for p in params if p.default is not p.empty}
+        self.nums, self.names = self._statics(static_argnums, static_argnames)
+        donate = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
+        for n in donate:
+            if not isinstance(n, int) or n in self.nums:
+                raise ValueError(f"jit: donate_argnums entry {n!r} must be the index of a "
+                                 "non-static positional argument")
+        self.donate = donate
+        self.donate_max = max((n if n >= 0 else -n - 1 for n in donate), default=-1)
+
+    def _statics(self, static_argnums, static_argnames) -> tuple[tuple, tuple]:
+        nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        positional = self.positional
         for i in nums:
+            if not isinstance(i, int):
+                raise TypeError(f"jit: static_argnums must be ints, got {i!r}")
+            if i < 0 and -i > len(positional):
+                raise ValueError(
+                    f"jit: static_argnums entry {i} is out of range for a function with "
+                    f"{len(positional)} positional parameters")
+        nums = tuple(i % len(positional) if i < 0 else i for i in nums)
+        # A static argument may be given by position or by name, as in JAX.
+        nums += tuple(positional.index(n) for n in names if n in positional)
+        names += tuple(positional[i] for i in nums if 0 <= i < len(positional))
+        return tuple(sorted(set(nums))), tuple(sorted(set(names)))
+
+    def split(self, args: tuple, kwargs: dict) -> tuple[tuple, tuple, dict]:
+        """(the static arguments, keyed with their types, and the dynamic
+        positional and keyword arguments) of one call."""
+        if self.donate_max >= len(args):
+            raise ValueError(f"jit: donate_argnums={self.donate!r} is out of range for a call "
+                             f"of {self.fname!r} with {len(args)} positional arguments")
+        if not (self.nums or self.names):
+            return (), args, kwargs
+        for i in self.nums:
             # Left out, a static parameter with a default takes it (as in JAX).
-            name = _arg_names(f, i + 1)[i]
-            if i >= len(args) and name not in kwargs and name not in defaulted:
-                raise ValueError(f"jit: static_argnums contains {i}, but {fname!r} was called "
-                                 f"with {len(args)} positional arguments")
+            name = self.arg_name(i)
+            if i >= len(args) and name not in kwargs and name not in self.defaulted:
+                raise ValueError(f"jit: static_argnums contains {i}, but {self.fname!r} was "
+                                 f"called with {len(args)} positional arguments")
         # Keyed with their types too: 2 and 2.0 are equal but trace differently.
-        statics = tuple((i, type(args[i]), args[i]) for i in nums if i < len(args)) + tuple(
-            sorted(((k, type(v), v) for k, v in kwargs.items() if k in names),
+        statics = tuple((i, type(args[i]), args[i]) for i in self.nums if i < len(args)) + tuple(
+            sorted(((k, type(v), v) for k, v in kwargs.items() if k in self.names),
                    key=lambda e: e[0]))
         for k, _, v in statics:
             if not _hashable(v):
-                raise TypeError(f"jit: static argument {k!r} of {fname!r} must be hashable, "
-                                f"got {type(v).__name__}")
-        return statics
+                raise TypeError(f"jit: static argument {k!r} of {self.fname!r} must be "
+                                f"hashable, got {type(v).__name__}")
+        args = tuple(a for i, a in enumerate(args) if i not in self.nums)
+        kwargs = {k: v for k, v in kwargs.items() if k not in self.names}
+        return statics, args, kwargs
 
-    def _leaf_avals(leaves: list, treedef: Any, statics: tuple) -> tuple:
+    def arg_name(self, i: int) -> str:
+        return self.positional[i] if i < len(self.positional) else f"args[{i}]"
+
+    def leaf_name(self, nargs: int, path: tuple) -> str:
+        """'argument x[0]['w']' for a leaf path of ((dyn_args, dyn_kwargs)) of
+        a call with ``nargs`` positional arguments."""
+        if len(path) < 2:
+            return "an argument"
+        if path[0] == 1:  # keyword argument
+            return f"argument {path[1]}" + "".join(f"[{p!r}]" for p in path[2:])
+        dyn = [i for i in range(nargs) if i not in self.nums]
+        i = dyn[path[1]] if path[1] < len(dyn) else path[1]
+        return f"argument {self.arg_name(i)}" + "".join(f"[{p!r}]" for p in path[2:])
+
+    def with_statics(self, nargs: int, statics: tuple) -> Callable:
+        """``f`` as a function of the dynamic arguments of a call with
+        ``nargs`` positional arguments and these static ones."""
+        static_args = {k: v for k, _, v in statics}
+        static_kwargs = {k: v for k, v in static_args.items() if isinstance(k, str)}
+        f = self.f
+
+        def call(*dyn_args, **dyn_kwargs):
+            it = iter(dyn_args)
+            full_args = [static_args[i] if i in static_args else next(it) for i in range(nargs)]
+            return f(*full_args, **dyn_kwargs, **static_kwargs)
+
+        return call
+
+
+class _Cache:
+    """A jitted function's executables, one per call signature, and its
+    lanes (``_Lane``), one per input structure of calls whose leaves are
+    all mx.arrays."""
+
+    def __init__(self, arguments: _Arguments, compile_after: float | str | None):
+        self.arguments = arguments
+        self.compile_after = compile_after
+        self.executables: dict[tuple, Executable] = {}
+        self.lanes: dict[tuple, _Lane] = {}
+        self.last_keys: list[tuple] = []
+        self.jitted: Any = None  # the jitted function, whose trace_count this counts
+
+    def from_lane(self, args: tuple, kwargs: dict) -> tuple[Any, tuple | None]:
+        """(a call's results, None) from its lane, or (``_MISS``, its
+        arguments' (leaves, treedef) where they were flattened to find out)
+        when it has no open lane or its signature is not compiled."""
+        if not kwargs and _all_mx_arrays(args):
+            flat, leaves = None, args
+            lane = self.lanes.get((len(args), config.fast_cpu_math))
+        else:
+            flat = leaves, treedef = tree.flatten((args, kwargs))
+            lane = self.lanes.get((treedef, config.fast_cpu_math)) if _all_mx_arrays(
+                leaves) else None
+        if lane is None or not lane.open:
+            return _MISS, flat
+        try:
+            outs = lane.function(*leaves)
+        except _NotCompiled:
+            lane.open = False
+            return _MISS, flat
+        out_tree = lane.out_tree if lane.out_tree is not None else self.lookup(args, kwargs)
+        return _results(out_tree, outs), None
+
+    def call(self, args: tuple, kwargs: dict, flat: tuple | None = None) -> Any:
+        """One call: its signature's executable (staged on a miss), run
+        outside transforms, else bound as ``jit_p`` for the enclosing
+        transforms. ``flat``: the arguments' (leaves, treedef) when the
+        lane lookup flattened them already (only without static arguments)."""
+        key, leaves, treedef, nargs = self.signature(args, kwargs, flat)
+        exe, hoisted = self.executables.get(key), []
+        if exe is None:
+            exe, hoisted = self.trace(key, treedef, nargs, leaves)
+        if core._stack or hoisted or not _all_mx_arrays(leaves):
+            return _results(exe.out_tree, jit_p.bind(*hoisted, *leaves, graph=exe.graph))
+        outs = exe(*leaves)
+        if exe.compiles_whole and self.lanes:  # its later calls go through its lane
+            lane = self.lanes.get((_lane_key(nargs, treedef), key[3]))
+            if lane is not None and lane.function is exe.compiled:
+                lane.open = True
+        return _results(exe.out_tree, outs)
+
+    def signature(self, args: tuple, kwargs: dict,
+                  flat: tuple | None = None) -> tuple[tuple, list, Any, int]:
+        """(cache key, array leaves, their treedef, number of positional
+        arguments) of one call, its arguments flattened once."""
+        statics, dyn_args, dyn_kwargs = self.arguments.split(args, kwargs)
+        leaves, treedef = flat if flat is not None else tree.flatten((dyn_args, dyn_kwargs))
+        avals = tuple([(x.shape, x.dtype) for x in leaves if type(x) is mx.array])
+        if len(avals) != len(leaves):
+            avals = self._leaf_avals(leaves, treedef, statics, len(args))
+        # Lowering depends on fast_cpu_math: a new setting is a new trace.
+        return (treedef, statics, avals, config.fast_cpu_math), leaves, treedef, len(args)
+
+    def _leaf_avals(self, leaves: list, treedef: Any, statics: tuple, nargs: int) -> tuple:
         """Shapes and dtypes of leaves that are not all mx.arrays (NumPy
         arrays are converted in place; tracers have theirs)."""
         avals = []
@@ -291,166 +351,136 @@ def jit(
                 avals.append((a.shape, a.dtype, "weak"))
                 continue
             elif not isinstance(leaf, (mx.array, Tracer)):
-                nargs = max([len(treedef.children()[0].children())] + [
-                    k + 1 for k, _, _ in statics if isinstance(k, int)])
-                static = tuple(k for k, _, _ in statics if isinstance(k, int))
-                name = _leaf_name(f, nargs, static, treedef.paths()[i])
+                name = self.arguments.leaf_name(nargs, treedef.paths()[i])
                 raise TypeError(
-                    f"jit: {name} of {fname!r} is {leaf!r} of type {type(leaf).__name__}, not an "
-                    "array. Pass it as an array (mx.array(...)) to trace it, or mark it static "
-                    "with static_argnums= / static_argnames= to compile one version per value.")
+                    f"jit: {name} of {self.arguments.fname!r} is {leaf!r} of type "
+                    f"{type(leaf).__name__}, not an array. Pass it as an array "
+                    "(mx.array(...)) to trace it, or mark it static with static_argnums= / "
+                    "static_argnames= to compile one version per value.")
             a = aval_of(leaf)
             avals.append((a.shape, a.dtype))
         return tuple(avals)
 
-    def trace(nargs: int, key: tuple, treedef: Any) -> tuple[Graph, list, Any]:
-        _log_trace(fname, key, last_keys)
-        jitted.trace_count += 1
-        static_args = {k: v for k, _, v in key[1]}
-        def with_statics(*dyn_args, **dyn_kwargs):
-            it = iter(dyn_args)
-            full_args = [static_args[i] if i in static_args else next(it)
-                         for i in range(nargs)]
-            return f(*full_args, **dyn_kwargs, **{k: v for k, v in static_args.items()
-                                                  if isinstance(k, str)})
-
-        def flatten_out(out):
-            out_leaves, out_tree = tree.flatten(out)
-            for leaf in out_leaves:
-                if not isinstance(leaf, (mx.array, Tracer, np.ndarray, bool, int, float)):
-                    raise TypeError(f"jit: {fname!r} returned a {type(leaf).__name__} "
-                                    f"({leaf!r}); jitted functions return arrays")
-            return [mx.array(x) if isinstance(x, np.ndarray) else x for x in out_leaves], out_tree
-
-        flat_f, out_info = _util.flatten_fun(with_statics, treedef, flatten_out, kwargs=True)
-        in_names = [_leaf_name(f, nargs, nums, p) for p in treedef.paths()]
+    def trace(self, key: tuple, treedef: Any, nargs: int,
+              leaves: list) -> tuple[Executable, list]:
+        """Stage a new signature: its executable, cached unless the trace
+        closes over tracers of enclosing transforms (then ``hoisted``, their
+        values for this call, are the graph's leading inputs)."""
+        fname = self.arguments.fname
+        _log_trace(fname, key, self.last_keys)
+        self.jitted.trace_count += 1
+        flat_f, out_info = api_util.flatten_fun(self.arguments.with_statics(nargs, key[1]), treedef,
+                                             functools.partial(_flatten_out, fname), kwargs=True)
+        in_names = [self.arguments.leaf_name(nargs, p) for p in treedef.paths()]
         graph, hoisted = stage(flat_f, [ShapeDtypeStruct(*a[:2]) for a in key[2]], fname,
                                in_names, weak=[len(a) == 3 for a in key[2]])
-        return checked(simplify(graph)), hoisted, out_info.value
-
-    def entry_for(args: tuple, kwargs: dict) -> tuple[_Entry, list, list]:
-        """The cached trace of a call's signature (traced on a miss), the
-        call's array leaves, and the values of enclosing transforms' tracers
-        that the trace closes over (then valid for this call only)."""
-        key, leaves, treedef = split(args, kwargs)
-        entry = cache.get(key)
-        if entry is not None:
-            return entry, leaves, []
-        graph, hoisted, out_tree = trace(len(args), key, treedef)
-        if compile_after != "config":
-            graph.derived["compile after"] = compile_after
-        entry = _Entry(graph, out_tree)
+        graph = checked(simplify(graph))
+        if self.compile_after != "config":
+            graph.derived["compile after"] = self.compile_after
+        lane = None
+        if self._has_lane(key, hoisted, leaves):
+            lane = self._lane(_lane_key(nargs, treedef), treedef, key[3])
+        exe = Executable(graph, out_info.value, self.compile_after,
+                         None if lane is None else lane.share)
+        graph.derived["executable"] = exe  # jit_p's impl runs the same one
         if not hoisted:
-            cache[key] = entry
-        return entry, leaves, hoisted
+            self.executables[key] = exe
+        return exe, hoisted
 
-    # Calls outside transforms whose leaves are all mx.arrays go through one
-    # mx.compile per input structure, which checks shapes and dtypes in C++.
-    fast: dict[Any, _Compiled] = {}
+    def _has_lane(self, key: tuple, hoisted: list, leaves: list) -> bool:
+        """Whether a signature's compiled calls may take a lane: its leaves
+        are all mx.arrays (no Python scalars, no tracers) and the function
+        has no static arguments."""
+        return not (hoisted or self.arguments.nums or self.arguments.names) and all(
+            type(x) is mx.array and len(a) == 2 for x, a in zip(leaves, key[2]))
 
-    def compiled_for(fast_key: Any, args: tuple, kwargs: dict) -> _Compiled:
-        treedef = tree.structure((args, kwargs))
+    def _lane(self, lane_key: Any, treedef: Any, fast_cpu_math: bool) -> _Lane:
+        lane = self.lanes.get((lane_key, fast_cpu_math))
+        if lane is None:
+            lane = self.lanes[lane_key, fast_cpu_math] = _Lane(treedef, self.executables)
+        return lane
 
-        def dispatch(*leaves):  # what mx.compile traces, once per shape signature
-            try:
-                entry, _, _ = entry_for(*tree.unflatten(treedef, leaves))
-            except Exception as e:
-                raise _TraceError(e) from e
-            if needs_host(entry.graph) or not compilable(entry.graph):
-                # A data-dependent loop (not one mx.compile), or a graph too
-                # deep for mx.compile: jit_p runs it.
-                raise _TraceError(None)
-            record.note(entry.out_tree)
-            return lower(entry.graph)(*leaves)
+    def lookup(self, args: tuple, kwargs: dict) -> Any:
+        """The output structure of a call whose signature has been staged."""
+        return self.executables[self.signature(args, kwargs)[0]].out_tree
 
-        record = fast[fast_key, config.fast_cpu_math] = _Compiled(mx.compile(dispatch))
-        return record
+    def size(self) -> int:
+        return len(self.executables)
 
-    def jitted(*args, **kwargs):
-        if not (nums or names or core._stack) and len(args) > donate_max:
-            if not kwargs and _all_mx_arrays(args):
-                fast_key, leaves = len(args), args
-            else:
-                leaves, fast_key = tree.flatten((args, kwargs))
-                if not _all_mx_arrays(leaves):  # NumPy arrays, leaked tracers, ...
-                    fast_key = None
-            record = None if fast_key is None else (
-                fast.get((fast_key, config.fast_cpu_math)) or compiled_for(fast_key, args, kwargs))
-            if record is not None and record.compiled is not None:
-                setting = config.jit_compile_after if compile_after == "config" else compile_after
-                if not _compile_due(record.timing, setting):
-                    entry, leaves, _ = entry_for(args, kwargs)
-                    return _results(entry.out_tree, lower(entry.graph)(*leaves))
-                try:
-                    outs = record.compiled(*leaves)
-                except _TraceError as e:
-                    if e.error is not None:
-                        raise e.error from None
-                    record.compiled = None  # its graph runs as compiled segments
-                else:
-                    out_tree = record.out_tree
-                    if out_tree is None or out_tree is _UNSET:  # it depends on the shapes
-                        out_tree = entry_for(args, kwargs)[0].out_tree
-                    return _results(out_tree, outs)
-        entry, leaves, hoisted = entry_for(args, kwargs)
-        return _results(entry.out_tree, jit_p.bind(*hoisted, *leaves, graph=entry.graph))
-
-    jitted.trace_count = 0
-    jitted.cache_size = lambda: len(cache)
-
-    def clear_cache() -> None:
-        cache.clear()
-        last_keys.clear()
-        fast.clear()
-
-    jitted.clear_cache = clear_cache
-    functools.update_wrapper(jitted, f)
-    return jitted
+    def clear(self) -> None:
+        self.executables.clear()
+        self.last_keys.clear()
+        self.lanes.clear()
 
 
-class _Entry(NamedTuple):
-    """A cached trace of a jitted function."""
+class _Lane:
+    """The compiled calls of one input structure of a jitted function: one
+    ``mx.compile`` of a dispatcher, shared by the executables of its
+    signatures. MLX traces the dispatcher once per shape signature (it
+    finds that signature's executable and traces its lowering) and then
+    checks a call's shapes and dtypes in C++, so such a call costs no
+    Python but this. Open (tried first) while the last signature that met
+    it runs compiled as one ``mx.compile``."""
 
-    graph: Graph
-    out_tree: Any
+    __slots__ = ("function", "open", "out_tree", "_treedef", "_executables")
 
-
-class _Compiled:
-    """A jitted function's ``mx.compile``d dispatcher for one input
-    structure (``None`` once a trace needed the host: those calls take the
-    general path), and the output structure its traces share (``None``
-    where they differ, ``_UNSET`` before the first trace)."""
-
-    __slots__ = ("compiled", "out_tree", "timing")
-
-    def __init__(self, compiled: Callable):
-        self.compiled = compiled
+    def __init__(self, treedef: Any, executables: dict):
+        self._treedef = treedef
+        self._executables = executables
+        self.function = mx.compile(self._dispatch)
+        self.open = False
+        # The output structure its signatures share (None where they differ).
         self.out_tree: Any = _UNSET
-        self.timing: dict = {}  # the first call's time, for compile_after
 
-    def note(self, out_tree: Any) -> None:
+    def share(self, exe: Executable) -> Callable:
+        """``exe``'s compiled function: this lane's."""
+        return self.function
+
+    def _dispatch(self, *leaves: mx.array) -> list:
+        key = (self._treedef, (), tuple([(x.shape, x.dtype) for x in leaves]),
+               config.fast_cpu_math)
+        exe = self._executables.get(key)
+        if exe is None or not exe.compiles_whole:
+            raise _NotCompiled  # staged or run uncompiled by the general path
         if self.out_tree is _UNSET:
-            self.out_tree = out_tree
-        elif self.out_tree is not None and out_tree != self.out_tree:
+            self.out_tree = exe.out_tree
+        elif self.out_tree is not None and exe.out_tree != self.out_tree:
             self.out_tree = None
+        return exe.lowering(*leaves)
+
+
+class _NotCompiled(Exception):
+    """Raised out of a lane's trace: the call's signature has no executable
+    in the compiled tier yet."""
 
 
 _UNSET = object()
+_MISS = object()
+
+
+def _lane_key(nargs: int, treedef: Any) -> Any:
+    """The key of a call's lane (see ``_Cache.from_lane``): its number of
+    arguments when they are leaves given by position, else its treedef."""
+    return nargs if treedef == _positional_leaves(nargs) else treedef
+
+
+@functools.lru_cache(maxsize=64)
+def _positional_leaves(nargs: int) -> Any:
+    return tree.structure((tuple(range(nargs)), {}))
+
+
+def _flatten_out(fname: str, out: Any) -> tuple[list, Any]:
+    out_leaves, out_tree = tree.flatten(out)
+    for leaf in out_leaves:
+        if not isinstance(leaf, (mx.array, Tracer, np.ndarray, bool, int, float)):
+            raise TypeError(f"jit: {fname!r} returned a {type(leaf).__name__} "
+                            f"({leaf!r}); jitted functions return arrays")
+    return [mx.array(x) if isinstance(x, np.ndarray) else x for x in out_leaves], out_tree
 
 
 def _results(out_tree: Any, outs: list) -> Any:
     """A jitted function's flat results in its output structure."""
     return outs[0] if out_tree.is_leaf() else tree.unflatten(out_tree, outs)
-
-
-class _TraceError(Exception):
-    """An error raised while tracing inside ``mx.compile``, carried out of it
-    as it is (``None``: the graph needs the host, so cannot be one
-    ``mx.compile``)."""
-
-    def __init__(self, error: Exception | None):
-        super().__init__(str(error))
-        self.error = error
 
 
 def _all_mx_arrays(leaves: Sequence) -> bool:
@@ -466,19 +496,6 @@ def _hashable(v: Any) -> bool:
         return True
     except TypeError:
         return False
-
-
-def _leaf_name(f: Callable, nargs: int, static: tuple, path: tuple) -> str:
-    """'argument x[0]['w']' for a leaf path of ((dyn_args, dyn_kwargs)) of a
-    call with ``nargs`` positional arguments, ``static`` of them static."""
-    if len(path) < 2:
-        return "an argument"
-    if path[0] == 1:  # keyword argument
-        return f"argument {path[1]}" + "".join(f"[{p!r}]" for p in path[2:])
-    dyn = [i for i in range(nargs) if i not in static]
-    i = dyn[path[1]] if path[1] < len(dyn) else path[1]
-    return f"argument {_arg_names(f, max(nargs, i + 1))[i]}" + "".join(
-        f"[{p!r}]" for p in path[2:])
 
 
 def _log_trace(fname: str, key: tuple, last_keys: list) -> None:
@@ -506,4 +523,3 @@ def _retrace_reason(key: tuple, previous: list) -> str:
                f"{format_aval(ShapeDtypeStruct(*b[:2]))}"
                for i, (a, b) in enumerate(zip(last[2], avals)) if a != b]
     return "new shapes/dtypes: " + "; ".join(changed) if changed else "cache cleared"
-
