@@ -241,3 +241,28 @@ def test_compiled_and_uncompiled_tiers_agree_bit_for_bit(fast_cpu_math, monkeypa
     time.sleep(0.15)
     assert _bits(delayed(params, x)) == before == want
     assert _bits(delayed(params, x)) == want
+
+
+def test_each_signature_compiles_on_its_own_clock(caplog):
+    # Two shapes of one input structure share a compiled dispatcher, but each
+    # compiles once it has been in use for the delay, and a call of one never
+    # runs the other's graph.
+    g = ft.jit(f, compile_after=0.2)
+    X2 = mx.array([1.0, -2.0])
+    with caplog.at_level(logging.WARNING, logger="ftorch.jit"):
+        config.log_compiles = True
+        try:
+            check(g(X, Y))
+            time.sleep(0.25)
+            for _ in range(3):  # X's signature compiled; X2's new, uncompiled
+                check(g(X, Y))
+                out = g(X2, Y)
+                np.testing.assert_allclose(np.array(out[0]), np.array(f(X2, Y)[0]), rtol=1e-6)
+            assert sum("compiling a signature" in r.message for r in caplog.records) == 1
+            time.sleep(0.25)
+            g(X2, Y)
+            check(g(X, Y))
+        finally:
+            config.log_compiles = False
+    assert sum("compiling a signature" in r.message for r in caplog.records) == 2
+    assert g.trace_count == 2
