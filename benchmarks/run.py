@@ -83,9 +83,9 @@ def _fmt_ratio(r: float | None) -> str:
 
 
 def machine() -> dict:
-    from ftorch import _blas
+    from ftorch.backend import blas
 
-    st = _blas.state
+    st = blas.state
     blas = f"{st.kind}" if st.status in ("loaded", "preloaded") else f"reference ({st.status})"
     if st.threads is not None:
         blas += f", {st.threads} thread{'s' * (st.threads != 1)} ({st.threads_source})"

@@ -6,8 +6,8 @@
 """
 
 # Must run before anything imports mlx.core: it makes MLX's CPU matmul use
-# an optimized BLAS on Linux (see ftorch/_blas.py).
-from ftorch import _blas
+# an optimized BLAS on Linux (see ftorch/backend/blas.py).
+from ftorch.backend import blas as _blas
 
 _blas.load()
 
@@ -43,7 +43,7 @@ from ftorch.numpy import stop_gradient
 from ftorch import nn
 from ftorch.serialization import load, save
 from ftorch import distributed
-from ftorch._blas import set_threads as set_blas_threads
+from ftorch.backend.blas import set_threads as set_blas_threads
 
 __version__ = "0.1.0"
 

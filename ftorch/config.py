@@ -26,7 +26,7 @@ warning on the ``ftorch.jit`` logger.
 
 ``ft.config.fast_cpu_math`` (default ``True``; ``FTORCH_FAST_CPU_MATH=0`` turns
 it off) lets jit lower float32 ``tanh``, ``sigmoid``, ``erf`` and ``gelu`` on
-the CPU to the approximations of ``ftorch.primitives._cpu_math`` (a few ulps,
+the CPU to the approximations of ``ftorch.backend.cpu_math`` (a few ulps,
 several times faster than MLX's in compiled kernels); off, jit emits MLX's
 own ops. Either way both tiers of ``jit_compile_after`` run the same lowering,
 so a signature gives the same bits before and after it compiles. Measured on

@@ -13,11 +13,10 @@ one equation per line with shapes and dtypes::
       d:f32[] = sum[axes=(0,), keepdims=False] c
       return d
 
-Passes (``dce``, ``cse``, ``fold_constants``, ``share_triangular_inverses``,
-``simplify``) return new
+Passes (``dce``, ``cse``, ``fold_constants``, ``simplify``) return new
 graphs. ``evaluate`` interprets a graph with ``bind`` (so under any
-transform); ``lower`` turns it into one straight-line MLX function for
-``mx.compile``.
+transform); ``ftorch.backend.lowering.lower`` turns it into one
+straight-line MLX function, what jit runs and ``mx.compile`` traces.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from typing import Any
 
 import mlx.core as mx
 
-from ftorch.core import DTYPE_SHORT_NAMES, Primitive, ShapeDtypeStruct, format_aval, registry
+from ftorch.core import DTYPE_SHORT_NAMES, Primitive, ShapeDtypeStruct, format_aval
 
 
 class Var:
@@ -173,18 +172,7 @@ def format_graph(graph: Graph, indent: str = "  ") -> str:
 def evaluate(graph: Graph, args: Sequence) -> list:
     """Run ``graph`` on ``args`` with ``bind``: it works on tracers, so any
     transform can interpret a graph (this is how jit's rules transform it)."""
-    return _run(graph, args, lambda prim, vals, params: prim.bind(*vals, **params))
-
-
-def lower(graph: Graph) -> Callable:
-    """One straight-line MLX function of the graph's inputs, what
-    ``mx.compile`` traces: each equation emits its primitive's ``lowering``
-    rule (higher-order primitives inline their graphs), else its MLX ``impl``."""
-
-    def run(*args):
-        return _run(graph, args, apply_lowering)
-
-    return run
+    return interpret(graph, args, lambda prim, vals, params: prim.bind(*vals, **params))
 
 
 def subgraphs(params: dict) -> list[Graph]:
@@ -240,14 +228,9 @@ def _eqn_depth(eqn: Eqn) -> int:
     return 1 + eqn.params.get("length", 1) * max(inner)
 
 
-def apply_lowering(prim: Primitive, vals: list, params: dict) -> Any:
-    """One equation's lowering: its primitive's ``lowering`` rule, else its
-    MLX ``impl``."""
-    rule = prim.lowering
-    return prim.impl(*vals, **params) if rule is None else rule(*vals, **params)
-
-
-def _run(graph: Graph, args: Sequence, apply: Callable) -> list:
+def interpret(graph: Graph, args: Sequence, apply: Callable) -> list:
+    """Run ``graph`` on ``args``, each equation as ``apply(prim, values,
+    params)`` returns (``evaluate`` binds; the lowering emits MLX ops)."""
     env: dict[Var, Any] = dict(zip(graph.const_vars, graph.consts))
     env.update(zip(graph.in_vars, args))
 
@@ -422,92 +405,8 @@ def fold_constants(graph: Graph) -> Graph:
     return dce(Graph(graph.in_vars, const_vars, consts, eqns, graph.outs))
 
 
-def fuse_summed_matmuls(graph: Graph) -> Graph:
-    """Rewrite ``sum(matmul(a, b), axis=0)`` of stacked matrices ``a``
-    ``[T, M, K]`` and ``b`` ``[T, K, N]`` as one matmul
-    ``[M, T*K] @ [T*K, N]``: a sum over steps of per-step products (a weight
-    gradient accumulated over a loop) as a single large product."""
-    uses: dict[int, int] = {}
-    for e in graph.eqns:
-        for a in e.inputs:
-            uses[id(a)] = uses.get(id(a), 0) + 1
-    for a in graph.outs:
-        uses[id(a)] = uses.get(id(a), 0) + 1
-    producer = {id(v): e for e in graph.eqns for v in e.outs}
-    eqns, changed = [], False
-    for eqn in graph.eqns:
-        src = eqn.inputs[0] if eqn.inputs else None
-        mm = producer.get(id(src)) if eqn.prim.name == "sum" else None
-        if (mm is not None and mm.prim.name == "matmul" and uses[id(src)] == 1
-                and eqn.params == {"axes": (0,), "keepdims": False}
-                and all(isinstance(x, Var) and x.aval.ndim == 3 for x in mm.inputs)
-                and mm.inputs[0].aval.shape[0] == mm.inputs[1].aval.shape[0]):
-            a, b = mm.inputs
-            (t, m, k), n = a.aval.shape, b.aval.shape[2]
-            prims = registry
-            a_t = Var(ShapeDtypeStruct((m, t, k), a.aval.dtype))
-            a_r = Var(ShapeDtypeStruct((m, t * k), a.aval.dtype))
-            b_r = Var(ShapeDtypeStruct((t * k, n), b.aval.dtype))
-            eqns += [Eqn(prims["transpose"], [a], {"axes": (1, 0, 2)}, [a_t]),
-                     Eqn(prims["reshape"], [a_t], {"shape": (m, t * k)}, [a_r]),
-                     Eqn(prims["reshape"], [b], {"shape": (t * k, n)}, [b_r]),
-                     Eqn(prims["matmul"], [a_r, b_r], {}, eqn.outs)]
-            changed = True
-            continue
-        eqns.append(eqn)
-    if not changed:
-        return graph
-    return dce(Graph(graph.in_vars, graph.const_vars, graph.consts, eqns, graph.outs))
-
-
-def share_triangular_inverses(graph: Graph) -> Graph:
-    """Triangular solves against one matrix as products with its inverse,
-    when there are several (``cse`` then computes the inverse once).
-
-    MLX's CPU ``solve_triangular`` inverts its matrix on every call (LAPACK
-    ``trtri``, then a product), so a vector solve costs as much as an
-    inversion. A Cholesky factor is solved against twice forward and four
-    times more in reverse mode; one shared inverse saves all but one of
-    those inversions."""
-    solve = registry.get("triangular_solve")
-
-    def key(eqn: Eqn) -> tuple | None:
-        if eqn.prim is not solve or not all(isinstance(a, Var) for a in eqn.inputs):
-            return None
-        return id(eqn.inputs[0]), eqn.params["lower"], eqn.params["unit_diagonal"]
-
-    counts: dict[tuple, int] = {}
-    for eqn in graph.eqns:
-        k = key(eqn)
-        if k is not None:
-            counts[k] = counts.get(k, 0) + 1
-    if all(c < 2 for c in counts.values()):
-        return graph
-    eqns = []
-    for eqn in graph.eqns:
-        k = key(eqn)
-        if k is None or counts[k] < 2:
-            eqns.append(eqn)
-            continue
-        (a, b), params = eqn.inputs, eqn.params
-        inv = Var(a.aval)
-        eqns.append(Eqn(registry["triangular_inverse"], [a],
-                        {"lower": params["lower"], "unit_diagonal": params["unit_diagonal"]},
-                        [inv]))
-        if params["transpose_a"]:
-            nd = len(a.aval.shape)
-            inv_t = Var(a.aval)
-            eqns.append(Eqn(registry["transpose"], [inv],
-                            {"axes": (*range(nd - 2), nd - 1, nd - 2)}, [inv_t]))
-            inv = inv_t
-        operands = [inv, b] if params["left_side"] else [b, inv]
-        eqns.append(Eqn(registry["matmul"], operands, {}, eqn.outs))
-    return Graph(graph.in_vars, graph.const_vars, graph.consts, eqns, graph.outs)
-
-
 def simplify(graph: Graph) -> Graph:
-    """The passes jit runs before lowering: constant folding, common
-    subexpressions, shared triangular inverses, dead code."""
-    graph = cse(fold_constants(graph))
-    shared = share_triangular_inverses(graph)
-    return dce(cse(shared) if shared is not graph else graph)
+    """The passes jit runs on every graph it stages: constant folding,
+    common subexpressions, dead code. (Rewrites for MLX's kernels come at
+    lowering: ``ftorch.backend.rewrites``.)"""
+    return dce(cse(fold_constants(graph)))

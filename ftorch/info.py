@@ -54,17 +54,17 @@ def _device() -> dict[str, Any]:
 
 
 def _blas(measure: bool) -> dict[str, Any]:
-    from ftorch import _blas
+    from ftorch.backend import blas
 
-    out = _blas.state.as_dict()
-    out["resolved"] = _blas.resolve()
-    out["library"] = _blas.library_version()
-    out["threads"] = _blas.threads()
+    out = blas.state.as_dict()
+    out["resolved"] = blas.resolve()
+    out["library"] = blas.library_version()
+    out["threads"] = blas.threads()
     out["gflops_f32"] = None
     out["matmul_n"] = None
     if measure:
         out["matmul_n"] = n = 512
-        out["gflops_f32"] = round(_blas.gflops(n=n, seconds=0.2), 1)
+        out["gflops_f32"] = round(blas.gflops(n=n, seconds=0.2), 1)
     return out
 
 
@@ -171,9 +171,9 @@ def info(*, measure: bool = True, show: bool = True, file: IO[str] | None = None
 
     Versions (ftorch, mlx, numpy, optree, python), MLX's default device and
     whether Metal/CUDA are available, the BLAS that MLX's CPU matmul uses (see
-    ``ftorch/_blas.py``) with its measured float32 GFLOP/s, whether
+    ``ftorch/backend/blas.py``) with its measured float32 GFLOP/s, whether
     ``mx.compile`` really compiles here (on Linux it needs ``g++``), and thread
-    counts: the BLAS's, who chose it and why (``ftorch/_blas.py``'s policy),
+    counts: the BLAS's, who chose it and why (``ftorch/backend/blas.py``'s policy),
     and how long its idle threads spin. ``measure=False`` skips the two timed
     checks (about 0.2 s, plus a one-off g++ run of about a second the first
     time); ``show=False`` only returns the dict.

@@ -1,4 +1,4 @@
-"""Loading an optimized BLAS for MLX (ftorch/_blas.py).
+"""Loading an optimized BLAS for MLX (ftorch/backend/blas.py).
 
 Loading happens once per process, before mlx.core is imported, so each case
 runs `import ftorch` in a fresh interpreter with a controlled environment.
@@ -14,7 +14,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from ftorch import _blas
+from ftorch.backend import blas
 
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only"),
               pytest.mark.cpu_only("the BLAS serves MLX's CPU backend")]
@@ -25,10 +25,10 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     {pre}
     import ftorch
-    from ftorch import _blas
-    _blas.load()  # a second call must not warn again
-d = _blas.state.as_dict()
-d["resolved"] = _blas.resolve()
+    from ftorch.backend import blas
+    blas.load()  # a second call must not warn again
+d = blas.state.as_dict()
+d["resolved"] = blas.resolve()
 d["warnings"] = [(w.category.__name__, str(w.message)) for w in caught]
 print(json.dumps(d))
 """
@@ -62,7 +62,7 @@ def _mlx_reference_blas() -> str:
 def _openblas_present() -> bool:
     import ctypes
 
-    for name in _blas._OPENBLAS_SONAMES:
+    for name in blas._OPENBLAS_SONAMES:
         try:
             ctypes.CDLL(name, mode=os.RTLD_LOCAL)
             return True
@@ -72,7 +72,7 @@ def _openblas_present() -> bool:
 
 
 def _mkl_present() -> bool:
-    return bool(_blas._mkl_candidates())
+    return bool(blas._mkl_candidates())
 
 
 # --- choosing candidates (no loading) -------------------------------------------
@@ -85,19 +85,19 @@ def test_candidate_order(tmp_path, monkeypatch):
         (lib / name).write_bytes(b"")
     monkeypatch.setattr(sys, "prefix", str(tmp_path))
     monkeypatch.setattr(site, "getuserbase", lambda: str(tmp_path / "user"))
-    auto = _blas._candidates(None)
+    auto = blas._candidates(None)
     libs = [c[0] for c in auto]
     # System OpenBLAS first, then MKL from PyPI (newest soname first).
-    assert libs[:2] == list(_blas._OPENBLAS_SONAMES)
+    assert libs[:2] == list(blas._OPENBLAS_SONAMES)
     assert libs[2:] == [str(lib / n) for n in ("libmkl_rt.so.3", "libmkl_rt.so.2", "libmkl_rt.so")]
     assert [c[1] for c in auto[:3]] == ["system", "system", "pypi"]
     # An explicit path comes first and the search still follows it.
-    explicit = _blas._candidates("/opt/x/libblis.so")
+    explicit = blas._candidates("/opt/x/libblis.so")
     assert explicit[0] == ("/opt/x/libblis.so", "FTORCH_BLAS")
     assert explicit[1:] == auto
     # A kind restricts the search.
-    assert [c[1] for c in _blas._candidates("mkl")] == ["pypi"] * 3
-    assert [c[1] for c in _blas._candidates("openblas")] == ["system", "system"]
+    assert [c[1] for c in blas._candidates("mkl")] == ["pypi"] * 3
+    assert [c[1] for c in blas._candidates("openblas")] == ["system", "system"]
 
 
 @pytest.mark.parametrize("name, kind", [
@@ -107,23 +107,23 @@ def test_candidate_order(tmp_path, monkeypatch):
     ("/x/libblas.so.3", "custom"),
 ])
 def test_kind(name, kind):
-    assert _blas._kind(name) == kind
+    assert blas._kind(name) == kind
 
 
 def test_not_linux_does_nothing(monkeypatch):
-    monkeypatch.setattr(_blas, "state", _blas.BlasState())
+    monkeypatch.setattr(blas, "state", blas.BlasState())
     monkeypatch.setattr(sys, "platform", "darwin")
     monkeypatch.setenv("FTORCH_BLAS", "/nonexistent")
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        st = _blas.load()
+        st = blas.load()
     assert st.status == "not_linux" and st.handle is None and st.warning is None
 
 
 def test_state_of_this_process():
-    st = _blas.state
+    st = blas.state
     assert st.status in ("loaded", "preloaded", "disabled", "not_found", "too_late", "failed")
     assert set(st.as_dict()) >= {"status", "kind", "path", "verified", "reason", "warning"}
     assert "BlasState(" in repr(st)
@@ -204,7 +204,7 @@ def test_default_picks_system_openblas_first():
 def test_default_picks_pypi_mkl_without_openblas():
     if not _mkl_present():
         pytest.skip('no MKL from PyPI (pip install "ftorch[blas]")')
-    expected = os.path.realpath(_blas._mkl_candidates()[0])
+    expected = os.path.realpath(blas._mkl_candidates()[0])
     for env in ({"FTORCH_BLAS": "mkl"}, {"FTORCH_BLAS": ""} if not _openblas_present() else None):
         if env is None:
             continue
@@ -224,7 +224,7 @@ def test_missing_kind_warns():
 
 _MATMUL = """
 import sys, numpy as np, ftorch
-from ftorch import _blas
+from ftorch.backend import blas
 import mlx.core as mx
 a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
 out = {}
@@ -235,7 +235,7 @@ for dt in ("float32", "float64"):
     out[dt + "_t"] = np.array(mx.matmul(y.T, x.T, stream=mx.cpu))
 sq = mx.array(a[:40, :40] + 40 * np.eye(40, dtype=np.float32))
 out["inv"] = np.array(mx.linalg.inv(sq, stream=mx.cpu))
-np.savez(sys.argv[3], status=_blas.state.status, **out)
+np.savez(sys.argv[3], status=blas.state.status, **out)
 """
 
 
@@ -278,7 +278,7 @@ def test_matmul_agrees_with_reference(tmp_path):
 ])
 def test_policy_default(cores, default, expected):
     for family in ("mkl", "openblas", "blis", "custom"):
-        c = _blas.thread_policy(cores, {}, family, default)
+        c = blas.thread_policy(cores, {}, family, default)
         assert (c.threads, c.source, c.warning) == (expected, "default-policy", None)
         assert f"{cores} usable cores" in c.reason
 
@@ -290,51 +290,51 @@ def test_policy_default(cores, default, expected):
     ("custom", "OMP_NUM_THREADS"),
 ])
 def test_policy_leaves_the_librarys_own_variable_to_it(family, var):
-    c = _blas.thread_policy(2, {var: " 2 "}, family, 2)
+    c = blas.thread_policy(2, {var: " 2 "}, family, 2)
     assert (c.threads, c.source, c.reason) == (None, "env", f"{var}=2")
 
 
 def test_policy_ignores_other_librarys_variables_and_empty_ones():
-    assert _blas.thread_policy(2, {"OPENBLAS_NUM_THREADS": "2"}, "mkl").source == "default-policy"
-    assert _blas.thread_policy(2, {"MKL_NUM_THREADS": "2"}, "openblas").source == "default-policy"
-    assert _blas.thread_policy(2, {"MKL_NUM_THREADS": ""}, "mkl").source == "default-policy"
+    assert blas.thread_policy(2, {"OPENBLAS_NUM_THREADS": "2"}, "mkl").source == "default-policy"
+    assert blas.thread_policy(2, {"MKL_NUM_THREADS": "2"}, "openblas").source == "default-policy"
+    assert blas.thread_policy(2, {"MKL_NUM_THREADS": ""}, "mkl").source == "default-policy"
 
 
 def test_policy_ftorch_setting_wins():
     env = {"FTORCH_BLAS_THREADS": "3", "MKL_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    assert _blas.thread_policy(2, env, "mkl", 2) == (3, "ftorch", "FTORCH_BLAS_THREADS=3", None)
+    assert blas.thread_policy(2, env, "mkl", 2) == (3, "ftorch", "FTORCH_BLAS_THREADS=3", None)
 
 
 @pytest.mark.parametrize("bad", ["0", "-1", "two", "1.5"])
 def test_policy_bad_ftorch_setting_warns_and_falls_through(bad):
-    c = _blas.thread_policy(2, {"FTORCH_BLAS_THREADS": bad}, "mkl")
+    c = blas.thread_policy(2, {"FTORCH_BLAS_THREADS": bad}, "mkl")
     assert (c.threads, c.source) == (1, "default-policy")
     assert "FTORCH_BLAS_THREADS" in c.warning and repr(bad) in c.warning
-    c = _blas.thread_policy(2, {"FTORCH_BLAS_THREADS": bad, "OMP_NUM_THREADS": "2"}, "mkl")
+    c = blas.thread_policy(2, {"FTORCH_BLAS_THREADS": bad, "OMP_NUM_THREADS": "2"}, "mkl")
     assert (c.threads, c.source) == (None, "env") and c.warning
 
 
 def test_usable_cores(monkeypatch):
     if hasattr(os, "sched_getaffinity"):
-        assert _blas.usable_cores() == len(os.sched_getaffinity(0))
+        assert blas.usable_cores() == len(os.sched_getaffinity(0))
         monkeypatch.delattr(os, "sched_getaffinity")
-    assert _blas.usable_cores() == os.cpu_count()
+    assert blas.usable_cores() == os.cpu_count()
 
 
 def test_blocktime_words():
-    assert _blas._blocktime(None, 2, {}) is None
-    assert _blas._blocktime("mkl", 1, {}).startswith("none")
-    assert "200 ms" in _blas._blocktime("mkl", 2, {})
-    assert _blas._blocktime("mkl", 2, {"KMP_BLOCKTIME": "0"}) == "KMP_BLOCKTIME=0"
-    assert _blas._blocktime("mkl", 2, {"OMP_WAIT_POLICY": "passive"}) == "OMP_WAIT_POLICY=passive"
-    assert "GNU" in _blas._blocktime("mkl", 2, {"MKL_THREADING_LAYER": "GNU"})
-    assert "0.1 s" in _blas._blocktime("openblas", 2, {})
+    assert blas._blocktime(None, 2, {}) is None
+    assert blas._blocktime("mkl", 1, {}).startswith("none")
+    assert "200 ms" in blas._blocktime("mkl", 2, {})
+    assert blas._blocktime("mkl", 2, {"KMP_BLOCKTIME": "0"}) == "KMP_BLOCKTIME=0"
+    assert blas._blocktime("mkl", 2, {"OMP_WAIT_POLICY": "passive"}) == "OMP_WAIT_POLICY=passive"
+    assert "GNU" in blas._blocktime("mkl", 2, {"MKL_THREADING_LAYER": "GNU"})
+    assert "0.1 s" in blas._blocktime("openblas", 2, {})
 
 
 def test_set_threads_rejects_bad_counts():
     for bad in (0, -1, True, 1.0, "2"):
         with pytest.raises(ValueError):
-            _blas.set_threads(bad)
+            blas.set_threads(bad)
 
 
 # --- the thread policy applied, in fresh processes --------------------------------
@@ -342,15 +342,15 @@ def test_set_threads_rejects_bad_counts():
 _THREADS = """
 import json
 import ftorch
-from ftorch import _blas
+from ftorch.backend import blas
 import mlx.core as mx
 a = mx.ones((256, 256))
 mx.eval(a @ a)  # the library has run: its pool (if any) exists
-d = {k: getattr(_blas.state, k) for k in
+d = {k: getattr(blas.state, k) for k in
      ("status", "kind", "threads", "threads_source", "threads_reason", "blocktime")}
-d["family"] = _blas._family(_blas.state.handle)
-d["live"] = _blas.threads()  # the library's own getter, through the handle
-d["cores"] = _blas.usable_cores()
+d["family"] = blas._family(blas.state.handle)
+d["live"] = blas.threads()  # the library's own getter, through the handle
+d["cores"] = blas.usable_cores()
 {extra}
 print(json.dumps(d))
 """
@@ -379,7 +379,7 @@ def test_default_policy_takes_effect(family):
     assert 1 <= d["live"] <= max(1, d["cores"] - 1)
     assert d["threads_reason"].startswith(f"{d['cores']} usable cores")
     # Empty variables count as unset.
-    empty = threads_report(FTORCH_BLAS_THREADS="", **{_blas._CONTROLS[family][2][0]: ""})
+    empty = threads_report(FTORCH_BLAS_THREADS="", **{blas._CONTROLS[family][2][0]: ""})
     assert (empty["threads_source"], empty["live"]) == ("default-policy", d["live"])
     if d["live"] == 1:
         assert d["blocktime"].startswith("none")
@@ -387,7 +387,7 @@ def test_default_policy_takes_effect(family):
 
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_ftorch_setting_takes_effect(family, n):
-    own = _blas._CONTROLS[family][2][0]  # MKL_NUM_THREADS, OPENBLAS_NUM_THREADS, ...
+    own = blas._CONTROLS[family][2][0]  # MKL_NUM_THREADS, OPENBLAS_NUM_THREADS, ...
     d = threads_report(FTORCH_BLAS_THREADS=str(n), **{own: "1" if n > 1 else "2"})
     assert d["threads_source"] == "ftorch"
     assert d["threads_reason"].startswith(f"FTORCH_BLAS_THREADS={n}")
@@ -401,7 +401,7 @@ def test_ftorch_setting_takes_effect(family, n):
 
 @pytest.mark.parametrize("which", ["own", "OMP_NUM_THREADS"])
 def test_explicit_library_variable_wins_over_the_policy(family, which):
-    var = _blas._CONTROLS[family][2][0] if which == "own" else which
+    var = blas._CONTROLS[family][2][0] if which == "own" else which
     for n in (1, 2):
         d = threads_report(**{var: str(n)})
         assert (d["threads_source"], d["threads_reason"]) == ("env", f"{var}={n}")
@@ -413,9 +413,9 @@ def test_bad_ftorch_setting_warns_once(family):
               "with warnings.catch_warnings(record=True) as w:\n"
               "    warnings.simplefilter('always')\n"
               "    import ftorch\n"
-              "    ftorch._blas.load()\n"
+              "    ftorch.backend.blas.load()\n"
               "print([str(x.message) for x in w])\n"
-              "print(ftorch._blas.state.threads_source)", FTORCH_BLAS_THREADS="lots")
+              "print(ftorch.backend.blas.state.threads_source)", FTORCH_BLAS_THREADS="lots")
     warned, source = out.strip().splitlines()[-2:]
     assert warned.count("FTORCH_BLAS_THREADS") == 1 and source == "default-policy"
 
@@ -424,9 +424,9 @@ def test_set_threads_at_run_time(family):
     d = threads_report("""
         d["after"] = []
         for n in (2, 1, 2):
-            d["after"].append((_blas.set_threads(n), _blas.threads(), _blas.state.threads_source))
+            d["after"].append((blas.set_threads(n), blas.threads(), blas.state.threads_source))
             mx.eval(a @ a)
-        d["reason"] = _blas.state.threads_reason
+        d["reason"] = blas.state.threads_reason
     """)
     if d["cores"] < 2:
         pytest.skip("one usable core: MKL caps its threads at 1")
@@ -435,7 +435,7 @@ def test_set_threads_at_run_time(family):
 
 
 def test_no_thread_setting_without_an_optimized_blas():
-    d = threads_report('d["set"] = _blas.set_threads(2)', FTORCH_BLAS="reference")
+    d = threads_report('d["set"] = blas.set_threads(2)', FTORCH_BLAS="reference")
     assert d["threads"] is None and d["live"] is None and d["set"] is None
     assert d["threads_source"] is None and d["blocktime"] is None
     ref = _mlx_reference_blas()  # a library without thread calls: left alone

@@ -1,5 +1,5 @@
 """The float32 approximations jit lowers ``tanh``, ``sigmoid``, ``erf`` and
-``gelu`` to in fused CPU kernels (``ftorch.primitives._cpu_math``; its ``exp``
+``gelu`` to in fused CPU kernels (``ftorch.backend.cpu_math``; its ``exp``
 is ``sigmoid``'s), and when it does.
 
 Accuracy: a strided sweep over every finite float32 (one bit pattern in 997,
@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 import ftorch as ft
+import ftorch.backend.cpu_math as cm
 import ftorch.nn.functional as F
 import ftorch.numpy as fnp
-import ftorch.primitives._cpu_math as cm
-from ftorch.graph import lower
+from ftorch.backend.lowering import lower
 
 # The approximations are the CPU's lowering: on the GPU, jit keeps MLX's own.
 pytestmark = pytest.mark.cpu_only("fast CPU math is lowered for the CPU device only")
@@ -227,6 +227,6 @@ def test_gelu_and_silu_under_jit(approximate):
 
 
 def test_exp_keeps_mlx_kernel():
-    """exp_p is not lowered to _cpu_math.exp (no gain measured on a workload:
+    """exp_p is not lowered to cpu_math.exp (no gain measured on a workload:
     see the module's docstring)."""
     assert mx.array_equal(ft.jit(fnp.exp)(X), mx.exp(X)).item()

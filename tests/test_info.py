@@ -10,7 +10,7 @@ import optree
 import pytest
 
 import ftorch as ft  # before mlx.core, so that this file alone runs with the fast BLAS
-from ftorch import _blas
+from ftorch.backend import blas
 
 
 def test_dict_without_measuring():
@@ -28,7 +28,7 @@ def test_dict_without_measuring():
     assert isinstance(dev["metal"], bool) and isinstance(dev["cuda"], bool)
     assert dev["default"] == str(mx.default_device())
     b = d["blas"]
-    assert b["status"] == _blas.state.status and b["path"] == _blas.state.path
+    assert b["status"] == blas.state.status and b["path"] == blas.state.path
     assert b["gflops_f32"] is None
     t = d["threads"]
     assert t["cpu_count"] == os.cpu_count()
@@ -101,12 +101,12 @@ def test_run_as_module():
 def test_blas_threads_are_reported():
     d = ft.info(measure=False, show=False)
     b, t = d["blas"], d["threads"]
-    assert b["threads"] == t["blas"] == _blas.threads()
-    assert b["threads_source"] == t["blas_source"] == _blas.state.threads_source
-    assert t["blas_reason"] == _blas.state.threads_reason
-    assert t["blas_blocktime"] == _blas.state.blocktime
+    assert b["threads"] == t["blas"] == blas.threads()
+    assert b["threads_source"] == t["blas_source"] == blas.state.threads_source
+    assert t["blas_reason"] == blas.state.threads_reason
+    assert t["blas_blocktime"] == blas.state.blocktime
     assert "FTORCH_BLAS_THREADS" in t["env"] and "KMP_BLOCKTIME" in t["env"]
-    if _blas._family(_blas.state.handle) is None:
+    if blas._family(blas.state.handle) is None:
         assert t["blas"] is None and t["blas_source"] is None
     else:
         assert t["blas"] >= 1
@@ -114,8 +114,8 @@ def test_blas_threads_are_reported():
 
 
 def test_blas_threads_in_the_printed_report():
-    if _blas._family(_blas.state.handle) is None:
-        pytest.skip(f"no optimized BLAS with a thread setting is loaded ({_blas.state.status})")
+    if blas._family(blas.state.handle) is None:
+        pytest.skip(f"no optimized BLAS with a thread setting is loaded ({blas.state.status})")
     env = {k: v for k, v in os.environ.items()
            if k not in ("MKL_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
     env["FTORCH_BLAS_THREADS"] = "1"

@@ -14,10 +14,13 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "ftorch"
 
 # Bottom to top. A module may import its own layer and the layers below.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("platform and dtypes", {"ftorch.config", "ftorch.dtypes", "ftorch.memory", "ftorch.typing",
-                             "ftorch._blas", "ftorch.backend"}),
+    ("settings and dtypes", {"ftorch.config", "ftorch.dtypes", "ftorch.memory", "ftorch.typing"}),
     ("core: registry, traces, tracers", {"ftorch.core"}),
     ("graph IR", {"ftorch.graph"}),
+    # Platform code: the BLAS (loaded by ``import ftorch`` before mlx.core,
+    # importing nothing of ftorch), and the lowering of graphs to MLX with the
+    # fast CPU math and the graph rewrites for MLX's kernels.
+    ("backend", {"ftorch.backend"}),
     # The interpreters call primitives' strict wrappers, and the higher-order
     # primitives (loops, conditionals) are built from the graph transforms:
     # one level, whose modules import one another without a circle.

@@ -17,7 +17,6 @@ import mlx.core as mx
 
 import ftorch.primitives as lax
 from ftorch.core import Primitive
-from ftorch.primitives import _cpu_math
 from ftorch.primitives._rules import derivative, vectorized
 from ftorch.primitives.reduction import batch_normalized
 
@@ -77,7 +76,6 @@ sigmoid_p = Primitive("sigmoid", mx.sigmoid)
 # The derivative comes from the output: y * (1 - y).
 derivative(sigmoid_p, lambda x, y: lax.multiply(y, lax.subtract(1, y)))
 vectorized(sigmoid_p)
-sigmoid_p.def_lowering(_cpu_math.fast_cpu(_cpu_math.sigmoid, mx.sigmoid))
 
 
 def sigmoid(x: Any) -> Any:
@@ -119,14 +117,6 @@ def _gelu_impl(x, approximate):
     return x * (1 + mx.erf(x * _INV_SQRT2)) / 2
 
 
-def _gelu_cpu_math(x, approximate):
-    # jit's lowering in fused CPU kernels: _cpu_math's tanh and erf, and x * x * x
-    # (x**3 is a call to pow per element there).
-    if approximate:
-        return 0.5 * x * (1 + _cpu_math.tanh(_TANH_SCALE * (x + _TANH_CUBIC * (x * x * x))))
-    return x * (1 + _cpu_math.erf(x * _INV_SQRT2)) / 2
-
-
 gelu_p = Primitive("gelu", _gelu_impl)
 
 
@@ -156,7 +146,6 @@ def _gelu_vjp(ct, out, x, *, needed, approximate):
 
 
 vectorized(gelu_p)
-gelu_p.def_lowering(_cpu_math.fast_cpu(_gelu_cpu_math, _gelu_impl))
 
 
 def gelu(x: Any, approximate: bool) -> Any:

@@ -27,8 +27,9 @@ import mlx.core as mx
 
 import ftorch.primitives as lax
 from ftorch import api_util, tree
+from ftorch.backend.lowering import lower
 from ftorch.core import Primitive, Tracer, as_array, aval_of, format_aval, is_floating
-from ftorch.graph import Graph, evaluate, lower, needs_host
+from ftorch.graph import Graph, evaluate, needs_host
 from ftorch.primitives._control import check_same_avals, padded
 from ftorch.primitives._rules import move_bdim
 from ftorch.transforms.jvp import jvp_graph

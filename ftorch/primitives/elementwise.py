@@ -30,7 +30,6 @@ import mlx.core as mx
 
 import ftorch.primitives as lax
 from ftorch.core import Primitive, aval_of, is_complex, is_floating, is_inexact
-from ftorch.primitives import _cpu_math
 from ftorch.primitives._rules import (
     add_tangents,
     broadcasting,
@@ -198,7 +197,6 @@ derivative(cosh_p, lambda x, y: sinh(x))
 
 tanh_p, tanh = _unary("tanh", mx.tanh)
 derivative(tanh_p, lambda x, y: subtract(1, square(y)))
-tanh_p.def_lowering(_cpu_math.fast_cpu(_cpu_math.tanh, mx.tanh))
 
 arcsinh_p, arcsinh = _unary("arcsinh", mx.arcsinh)
 derivative(arcsinh_p, lambda x, y: rsqrt(add(multiply(x, x), 1)))
@@ -211,7 +209,6 @@ derivative(arctanh_p, lambda x, y: reciprocal(subtract(1, multiply(x, x))))
 
 erf_p, erf = _unary("erf", mx.erf)
 derivative(erf_p, lambda x, y: multiply(_TWO_OVER_SQRT_PI, exp(negative(multiply(x, x)))))
-erf_p.def_lowering(_cpu_math.fast_cpu(_cpu_math.erf, mx.erf))
 
 erfinv_p, erfinv = _unary("erfinv", mx.erfinv)
 derivative(erfinv_p, lambda x, y: multiply(_SQRT_PI_OVER_TWO, exp(multiply(y, y))))

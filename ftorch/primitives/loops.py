@@ -36,6 +36,8 @@ import numpy as np
 
 import ftorch.primitives as lax
 from ftorch import api_util, tree
+from ftorch.backend.lowering import lower
+from ftorch.backend.rewrites import fuse_summed_matmuls
 from ftorch.core import (
     Primitive,
     ShapeDtypeStruct,
@@ -52,8 +54,6 @@ from ftorch.graph import (
     Var,
     dce,
     evaluate,
-    fuse_summed_matmuls,
-    lower,
     split_by_dependence,
 )
 from ftorch.primitives._control import (

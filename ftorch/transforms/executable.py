@@ -33,18 +33,9 @@ from typing import Any
 
 import mlx.core as mx
 
+from ftorch.backend.lowering import apply_lowering, lower
 from ftorch.config import config, seconds_before_compile
-from ftorch.graph import (
-    Eqn,
-    Graph,
-    Literal,
-    Var,
-    apply_lowering,
-    depth,
-    lower,
-    needs_host,
-    subgraphs,
-)
+from ftorch.graph import Eqn, Graph, Literal, Var, depth, needs_host, subgraphs
 
 __all__ = ["Executable", "executable", "compilable", "segmented"]
 

@@ -31,6 +31,7 @@ import numpy as np
 
 import ftorch.primitives as lax
 from ftorch import api_util, core, tree
+from ftorch.backend.lowering import lower
 from ftorch.config import config, seconds_before_compile
 from ftorch.core import (
     Primitive,
@@ -39,7 +40,7 @@ from ftorch.core import (
     aval_of,
     format_aval,
 )
-from ftorch.graph import Graph, lower, simplify
+from ftorch.graph import Graph, simplify
 from ftorch.transforms.executable import Executable, executable
 from ftorch.transforms.jvp import jvp_graph
 from ftorch.transforms.staging import checked, stage

@@ -34,8 +34,9 @@ from typing import Any
 
 import ftorch.primitives as lax
 from ftorch import api_util, tree
+from ftorch.backend.lowering import lower
 from ftorch.core import Primitive, aval_of
-from ftorch.graph import Graph, aval_of_atom, dce, evaluate, lower
+from ftorch.graph import Graph, aval_of_atom, dce, evaluate
 from ftorch.primitives._rules import linear, vectorized
 from ftorch.transforms.jvp import jvp_graph
 from ftorch.transforms.staging import checked, derive, stage_function

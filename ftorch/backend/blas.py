@@ -498,7 +498,7 @@ def set_threads(n: int) -> int | None:
     fixed once the library's thread pool has started.
 
     >>> import ftorch as ft
-    >>> before = ft._blas.threads()
+    >>> before = ft.backend.blas.threads()
     >>> ft.set_blas_threads(1) in (1, None)
     True
     >>> _ = ft.set_blas_threads(before) if before else None

@@ -1,15 +1,15 @@
-"""Float32 approximations of ``tanh``, ``exp``, ``sigmoid`` and ``erf`` written
-in MLX's arithmetic ops, for the CPU kernels that ``mx.compile`` fuses: the
-lowering rules of ``tanh``, ``sigmoid``, ``erf`` and ``gelu`` use them when
-``jit`` lowers a graph for the CPU (the primitive blocks show it:
-``tanh_p.def_lowering(fast_cpu(...))``).
+"""Float32 approximations of ``tanh``, ``exp``, ``sigmoid``, ``erf`` and
+``gelu`` written in MLX's arithmetic ops, for the CPU kernels that
+``mx.compile`` fuses: ``ftorch.backend.lowering`` emits them for the
+``tanh``, ``sigmoid``, ``erf`` and ``gelu`` primitives when it lowers a graph
+for the CPU (the table ``LOWERINGS``, where ``applies``).
 
 ``exp`` is here as ``sigmoid``'s building block; ``exp_p`` keeps MLX's. It is
 15 ops deep, past the 11 at which MLX ends a fused kernel, so in a graph it
 spans two kernels: alone 2.3x faster than MLX's, a softmax 2.1x, an attention
 block 1.1x, the benchmark transformer's step not measurably (0.817 against
 0.819 of MLX's math), for four more kernels to build (1.5 s of its 16 s first
-call). ``exp_p.def_lowering(fast_cpu(exp, mx.exp))`` turns it on.
+call). ``"exp": exp`` in ``LOWERINGS`` turns it on.
 
 Why: MLX's fused CPU kernels are C++ built with ``g++ -O3`` and no ``-march``,
 so no FMA. There ``mx.tanh`` is a call per element into the C library, and
@@ -56,6 +56,7 @@ select keeps a whole fused kernel scalar (with g++'s default
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -63,32 +64,7 @@ import mlx.core as mx
 
 from ftorch.config import config
 
-__all__ = ["tanh", "exp", "sigmoid", "erf", "fast_cpu"]
-
-# ----------------------------------------------------------------------------
-# When the lowering rules use them
-# ----------------------------------------------------------------------------
-
-
-def _applies(x: Any) -> bool:
-    return (config.fast_cpu_math and isinstance(x, mx.array) and x.dtype == mx.float32
-            and mx.default_device() == mx.cpu)
-
-
-def fast_cpu(approx: Callable, impl: Callable) -> Callable:
-    """A lowering rule: ``approx`` when a float32 operand is lowered for the
-    CPU with ``ft.config.fast_cpu_math`` on, ``impl`` (MLX's kernel)
-    otherwise: on Metal and CUDA, for other dtypes. The choice is made when
-    the graph is lowered, the same whether ``mx.compile`` traces the
-    lowering (jit's compiled tier) or it runs op by op (the uncompiled
-    tier), so both give the same bits."""
-
-    def rule(x, *args, **params):
-        return (approx if _applies(x) else impl)(x, *args, **params)
-
-    rule.__qualname__ = f"fast_cpu({getattr(approx, '__qualname__', approx)})"
-    return rule
-
+__all__ = ["tanh", "exp", "sigmoid", "erf", "gelu", "LOWERINGS", "applies"]
 
 # ----------------------------------------------------------------------------
 # The approximations (float32 MLX arrays in and out)
@@ -112,7 +88,7 @@ def tanh(x: mx.array) -> mx.array:
     inputs (MLX's ``tanh``: 2.2); exactly ±1 from ±8.0976 on and never beyond;
     ``-0.0`` for ``-0.0``; NaN stays NaN.
 
-    >>> import ftorch.primitives._cpu_math as cm, mlx.core as mx
+    >>> import ftorch.backend.cpu_math as cm, mlx.core as mx
     >>> [round(v, 6) for v in cm.tanh(mx.array([-0.5, 0.0, 20.0])).tolist()]
     [-0.462117, 0.0, 1.0]
     """
@@ -162,7 +138,7 @@ def exp(x: mx.array) -> mx.array:
     inputs, subnormal results included, ``inf`` from 88.7228 (MLX's ``exp``
     gives ``inf`` from 88.0 and 0 below -88).
 
-    >>> import ftorch.primitives._cpu_math as cm, mlx.core as mx
+    >>> import ftorch.backend.cpu_math as cm, mlx.core as mx
     >>> cm.exp(mx.array([0.0, -float("inf"), 100.0])).tolist()
     [1.0, 0.0, inf]
     """
@@ -186,7 +162,7 @@ def sigmoid(x: mx.array) -> mx.array:
     ``0.5 + 0.5 * tanh(x / 2)`` would lose (MLX's: 63 ulps there); 0 below
     -88.72, as MLX's is below -88.
 
-    >>> import ftorch.primitives._cpu_math as cm, mlx.core as mx
+    >>> import ftorch.backend.cpu_math as cm, mlx.core as mx
     >>> cm.sigmoid(mx.array([0.0, 1000.0, -1000.0])).tolist()
     [0.5, 1.0, 0.0]
     """
@@ -209,7 +185,7 @@ def erf(x: mx.array) -> mx.array:
     inputs (MLX's ``erf`` loses all relative accuracy near 0), exactly ±1
     beyond ±3.70007, never beyond.
 
-    >>> import ftorch.primitives._cpu_math as cm, mlx.core as mx
+    >>> import ftorch.backend.cpu_math as cm, mlx.core as mx
     >>> [round(v, 6) for v in cm.erf(mx.array([-0.5, 0.0, 9.0])).tolist()]
     [-0.5205, 0.0, 1.0]
     """
@@ -222,3 +198,52 @@ def erf(x: mx.array) -> mx.array:
     den = ((q[0] + q[1] * z) + z2 * (q[2] + q[3] * z)
            + z4 * ((q[4] + q[5] * z) + z2 * q[6]))
     return xc * (num / den)
+
+
+# ----------------------------------------------------------------------------
+# The lowering rules that use them
+# ----------------------------------------------------------------------------
+
+_INV_SQRT2 = 1.0 / math.sqrt(2.0)
+_GELU_TANH_SCALE = math.sqrt(2.0 / math.pi)
+_GELU_TANH_CUBIC = 0.044715
+
+
+def gelu(x: mx.array, approximate: bool) -> mx.array:
+    """The Gaussian error linear unit of a float32 array with ``erf`` above
+    (its tanh form with ``tanh`` above), for fused CPU kernels; ``x * x * x``
+    rather than ``x ** 3``, a call to ``pow`` per element there.
+
+    >>> import ftorch.backend.cpu_math as cm, mlx.core as mx
+    >>> [round(v, 5) for v in cm.gelu(mx.array([-1.0, 0.0, 2.0]), False).tolist()]
+    [-0.15866, 0.0, 1.9545]
+    """
+    if approximate:
+        inner = _GELU_TANH_SCALE * (x + _GELU_TANH_CUBIC * (x * x * x))
+        return 0.5 * x * (1 + tanh(inner))
+    return x * (1 + erf(x * _INV_SQRT2)) / 2
+
+
+#: What ``ftorch.backend.lowering`` emits for these primitives (by name) in
+#: place of their own lowering where ``applies``: float32 operands on the CPU
+#: while ``ft.config.fast_cpu_math`` is on. ``exp`` is left out (see the module);
+#: ``"exp": exp`` here would turn it on.
+LOWERINGS: dict[str, Callable] = {"tanh": tanh, "sigmoid": sigmoid, "erf": erf, "gelu": gelu}
+
+
+def applies(x: Any) -> bool:
+    """Whether ``LOWERINGS`` replaces a primitive's own lowering for operand
+    ``x`` now: a float32 array on the CPU with ``ft.config.fast_cpu_math``
+    on (not on Metal and CUDA, nor for other dtypes). The choice is made
+    when the graph is lowered, the same whether ``mx.compile`` traces the
+    lowering (jit's compiled tier) or it runs op by op (the uncompiled
+    tier), so both give the same bits.
+
+    >>> import ftorch.backend.cpu_math as cm, mlx.core as mx
+    >>> cm.applies(mx.ones(2)) == (mx.default_device() == mx.cpu)
+    True
+    >>> cm.applies(mx.ones(2, mx.float16))
+    False
+    """
+    return (config.fast_cpu_math and type(x) is mx.array and x.dtype == mx.float32
+            and mx.default_device() == mx.cpu)
