@@ -95,6 +95,22 @@ def test_custom_vjp_under_vmap():
     close(ft.jit(ft.grad(lambda x: fnp.sum(ft.vmap(g)(x, {"w": ws}))))(xs), 7.0 * mx.ones((2, 3)))
 
 
+def test_custom_vjp_bwd_may_update_concrete_cotangents_with_x_at():
+    # Under grad the backward function runs after the forward pass's transform
+    # has returned, on concrete mx.arrays: their x.at is ftorch's too.
+    seen = []
+
+    def bwd(res, ct):
+        seen.append(type(ct))
+        return (ct.at[1:].set(0.0).at[mx.array([0, 0])].add(1.0),)
+
+    first_only = ft.custom_vjp(lambda x: x * 1.0)
+    first_only.defvjp(lambda x: (x * 1.0, None), bwd)
+    close(ft.grad(lambda x: fnp.sum(first_only(x) * 2.0))(X), mx.array([4.0, 0.0, 0.0]))
+    assert seen == [mx.array]
+    close(ft.jit(ft.grad(lambda x: fnp.sum(first_only(x) * 2.0)))(X), mx.array([4.0, 0.0, 0.0]))
+
+
 def test_nondiff_argnums():
     scale = ft.custom_vjp(lambda n, x: x * n, nondiff_argnums=(0,))
     scale.defvjp(lambda n, x: (x * n, None), lambda n, res, ct: (ct * n * 2,))

@@ -1,21 +1,22 @@
 """Everything ftorch adds to ``mlx.core.array``, in one module.
 
-Plain MLX code pays for none of it (on Python 3.13 and later, almost none:
-see below): while no transform runs, nothing that MLX defines on
-``mx.array`` is replaced.
+Plain MLX code pays for almost none of it: while no transform runs, the one
+thing MLX defines on ``mx.array`` that ftorch replaces is ``x.at``.
 
-``install()``, called once when ftorch is imported, only adds names MLX
-does not have:
+``install()``, called once when ftorch is imported:
 
-- JAX's array methods that ``mx.array`` lacks (``ADDED_METHODS``: ``ravel``,
-  ``clip``, ``take``, ``dot``, ``repeat``, ``conjugate``, ``trace``), each
-  the ftorch.numpy function of its name.
-- JAX's update methods that MLX's ``x.at[idx]`` (an ``mx.ArrayAt``) lacks
-  (``ADDED_AT_METHODS``: ``set``, ``get``, ``min``, ``max``). MLX's
-  ``ArrayAt`` keeps its array and index out of Python's reach, so these only
-  raise a ``TypeError`` saying to write ``fnp.at(x)[idx].set(v)``. MLX's own
-  ``add``, ``subtract``, ``multiply``, ``divide``, ``minimum`` and
-  ``maximum`` are untouched.
+- adds JAX's array methods that ``mx.array`` lacks (``ADDED_METHODS``:
+  ``ravel``, ``clip``, ``take``, ``dot``, ``repeat``, ``conjugate``,
+  ``trace``), each the ftorch.numpy function of its name;
+- replaces ``x.at`` (``REPLACED``) with ftorch's ``ArrayAt``, so that JAX's
+  ``x.at[idx].set(v)``, ``.get()``, ``.min(v)`` and ``.max(v)`` work on
+  plain arrays as on traced ones. MLX's own update methods (``add``,
+  ``subtract``, ``multiply``, ``divide``, ``minimum``, ``maximum``), called
+  outside transforms without keywords, run MLX's own ``x.at[idx]`` (its
+  results, its cost: out-of-range index entries are not checked), about
+  0.3 us more for the Python hop; what MLX refuses (boolean masks, NumPy
+  index arrays, lists as values), JAX's keywords (``mode=``, ...), JAX's
+  names and every call inside a transform go to ``fnp.at(x)[idx]``.
 
 While a transform runs (``new_main`` calls ``hook()`` when the outermost
 transform starts and ``unhook()`` when it ends), plain arrays and tracers
@@ -29,9 +30,7 @@ mix: ``hook()`` swaps in
   MLX's indexing and falls back to ``fnp.getitem`` for what MLX refuses:
   traced indices (``table[ids]`` under vmap) and boolean masks;
 - ``x[idx] = v``, which refuses a traced value, saying to write
-  ``x.at[idx].set(v)``;
-- ``x.at``, which is ``fnp.at(x)``: JAX's ``set``, ``get``, ``min`` and
-  ``max`` beside MLX's names, on plain and traced values alike.
+  ``x.at[idx].set(v)``.
 
 ``unhook()`` puts MLX's own objects back. Swapping costs about 25 us, and
 about 30 us more in the calls that follow (CPython's attribute cache and
@@ -87,30 +86,103 @@ def mlx_at(x: mx.array) -> Any:
 
 #: The methods ``install`` added to ``mx.array`` (JAX's, which MLX lacks).
 ADDED_METHODS: tuple[str, ...] = ()
-#: The methods ``install`` added to MLX's ``mx.ArrayAt``.
-ADDED_AT_METHODS = ("set", "get", "min", "max")
+#: The names of ``mx.array`` that ``install`` replaces (MLX's own ``at`` is
+#: kept for ``mlx_at``).
+REPLACED = ("at",)
+
+# Whether a transform runs (hook() to unhook()): then ftorch's x.at is fnp.at.
+_hooked = False
 
 
-def _use_fnp_at(name: str) -> Callable:
-    def method(self, *args: Any, **kwargs: Any):
-        raise TypeError(
-            f"x.at[idx].{name}(...): outside ftorch's transforms, x.at of an mx.array is MLX's "
-            "own, which has add, subtract, multiply, divide, minimum and maximum. For JAX's "
-            f"{name}, write fnp.at(x)[idx].{name}(...) (import ftorch.numpy as fnp), which "
-            "works on mx.array and traced values alike.")
+def _mlx_update(name: str) -> Callable:
+    """``x.at[idx].<name>(v)``, one of MLX's own update methods: MLX's for plain
+    values outside transforms, ``fnp.at``'s otherwise."""
+    mlx_at_of, mlx_method = _MLX_OWN_AT.fget, getattr(mx.ArrayAt, name)
 
-    method.__name__ = name
-    method.__doc__ = f"Not MLX's: write ``fnp.at(x)[idx].{name}(...)`` (added by ftorch)."
-    return method
+    def update(self: IndexedAt, values: Any, *args: Any, **kwargs: Any) -> Any:
+        if not (_hooked or args or kwargs):
+            try:
+                return mlx_method(mlx_at_of(self.x)[self.idx], values)
+            except (TypeError, ValueError, SystemError):
+                pass  # what MLX refuses (SystemError: a boolean mask) ftorch may take
+        return getattr(array_api().at(self.x)[self.idx], name)(values, *args, **kwargs)
+
+    update.__name__ = update.__qualname__ = name
+    update.__doc__ = (f"``x`` with ``{name}`` applied at ``idx``: MLX's own ``x.at[idx].{name}`` "
+                      f"outside transforms, else ``fnp.at(x)[idx].{name}`` (see ``fnp.at``).")
+    return update
+
+
+def _fnp_update(name: str) -> Callable:
+    """``x.at[idx].<name>(...)``, one of JAX's update methods: ``fnp.at``'s."""
+
+    def update(self: IndexedAt, *args: Any, **kwargs: Any) -> Any:
+        return getattr(array_api().at(self.x)[self.idx], name)(*args, **kwargs)
+
+    update.__name__ = update.__qualname__ = name
+    update.__doc__ = f"``fnp.at(x)[idx].{name}`` (see ``fnp.at``)."
+    return update
+
+
+class IndexedAt:
+    """``x.at[idx]`` of an mx.array: call an update method on it."""
+
+    __slots__ = ("x", "idx")
+
+    def __init__(self, x: mx.array, idx: Any):
+        self.x = x
+        self.idx = idx
+
+    def __repr__(self) -> str:
+        return f"x.at[{self.idx!r}]"
+
+    # MLX's names, run on MLX's own x.at[idx] where it can.
+    add = _mlx_update("add")
+    subtract = _mlx_update("subtract")
+    multiply = _mlx_update("multiply")
+    divide = _mlx_update("divide")
+    minimum = _mlx_update("minimum")
+    maximum = _mlx_update("maximum")
+    # JAX's, which MLX lacks.
+    set = _fnp_update("set")
+    get = _fnp_update("get")
+    min = _fnp_update("min")
+    max = _fnp_update("max")
+
+
+class ArrayAt:
+    """``x.at`` of an mx.array (ftorch's): index it, then call one of JAX's
+    update methods (``set``, ``get``, ``add``, ``subtract``, ``multiply``,
+    ``divide``, ``min``, ``max``) or MLX's names ``minimum`` and ``maximum``.
+    Each returns a new array, as ``fnp.at(x)[idx]`` does.
+
+    >>> import ftorch, mlx.core as mx
+    >>> x = mx.zeros(3)
+    >>> x.at[1].set(5.0).tolist()
+    [0.0, 5.0, 0.0]
+    >>> x.at[mx.array([0, 0])].add(1.0).tolist()
+    [2.0, 0.0, 0.0]
+    """
+
+    __slots__ = ("x",)
+
+    def __init__(self, x: mx.array):
+        self.x = x
+
+    def __getitem__(self, idx: Any) -> IndexedAt:
+        return IndexedAt(self.x, idx)
+
+    def __repr__(self) -> str:
+        return "x.at"
 
 
 _installed = False
 
 
 def install() -> None:
-    """Add to ``mx.array`` and ``mx.ArrayAt`` the names listed in this
-    module's docstring, which MLX does not have; replace nothing. Importing
-    ftorch calls it once; later calls do nothing.
+    """Add to ``mx.array`` the methods listed in this module's docstring,
+    which MLX does not have, and make ``x.at`` ftorch's ``ArrayAt``.
+    Importing ftorch calls it once; later calls do nothing.
 
     >>> import ftorch, mlx.core as mx
     >>> mx.array([[1, 2], [3, 4]]).ravel().tolist()
@@ -123,9 +195,7 @@ def install() -> None:
     ADDED_METHODS = tuple(n for n in ARRAY_METHODS if not hasattr(mx.array, n))
     for name in ADDED_METHODS:
         setattr(mx.array, name, array_method(name))
-    for name in ADDED_AT_METHODS:
-        if not hasattr(mx.ArrayAt, name):
-            setattr(mx.ArrayAt, name, _use_fnp_at(name))
+    mx.array.at = property(ArrayAt, doc=ArrayAt.__doc__)
 
 
 # ----------------------------------------------------------------------------
@@ -185,9 +255,6 @@ _HOOKS: dict[str, Any] = {
        if name in mx.array.__dict__},
     "__getitem__": _getitem,
     "__setitem__": _setitem,
-    "at": property(lambda self: array_api().at(self), doc=(
-        "Functional updates: JAX's x.at[idx].set/get/add/.../min/max(v) and MLX's "
-        "add/subtract/multiply/divide/minimum/maximum, as ftorch.numpy.at(x)[idx].")),
 }
 #: The names of ``mx.array`` that ``hook`` swaps while a transform runs.
 HOOKED = tuple(_HOOKS)
@@ -197,12 +264,14 @@ _MLX_OWN = {name: mx.array.__dict__[name] for name in HOOKED}
 def hook() -> None:
     """Swap in what lets plain arrays meet tracers (the module docstring
     lists it). ``new_main`` calls it when the outermost transform starts."""
+    global _hooked
+    _hooked = True
     for name, value in _HOOKS.items():
         setattr(mx.array, name, value)
 
 
 def unhook() -> None:
-    """Put MLX's own operators, indexing and ``at`` back. ``new_main`` calls
+    """Put MLX's own operators and indexing back. ``new_main`` calls
     it when the outermost transform ends.
 
     >>> import mlx.core as mx
@@ -210,5 +279,7 @@ def unhook() -> None:
     >>> mx.array.__dict__["__add__"] is _MLX_OWN["__add__"]
     True
     """
+    global _hooked
+    _hooked = False
     for name, value in _MLX_OWN.items():
         setattr(mx.array, name, value)
