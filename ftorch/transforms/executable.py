@@ -49,16 +49,16 @@ class Executable:
     staged from (``None`` for derived graphs, whose callers know theirs).
     ``compile_after`` is the policy, ``"config"`` to read
     ``ft.config.jit_compile_after`` at each call until it compiles.
-    ``compiler`` makes the compiled function of the whole graph from the
-    executable (default: ``mx.compile`` of its lowering); jit passes one
-    that shares a dispatcher among a function's signatures.
+    ``shared_compiled`` is the compiled function of the whole graph when
+    one is shared (jit's dispatcher for a function's signatures); by
+    default it is ``mx.compile`` of the lowering.
     """
 
     __slots__ = ("graph", "out_tree", "compile_after", "lowering", "compiles_whole",
-                 "_compiler", "_compiled", "_first_call")
+                 "_shared_compiled", "_compiled", "_first_call")
 
     def __init__(self, graph: Graph, out_tree: Any = None, compile_after: float | str | None =
-                 "config", compiler: Callable[[Executable], Callable] | None = None):
+                 "config", shared_compiled: Callable | None = None):
         self.graph = graph
         self.out_tree = out_tree
         self.compile_after = compile_after
@@ -66,7 +66,7 @@ class Executable:
         self.lowering = lower(graph)
         #: Whether the compiled tier has begun, as one ``mx.compile`` of the whole.
         self.compiles_whole = False
-        self._compiler = compiler
+        self._shared_compiled = shared_compiled
         self._compiled: Callable | None = None
         self._first_call: float | None = None
 
@@ -88,8 +88,8 @@ class Executable:
                 self._compiled = self.lowering
             else:
                 self.compiles_whole = True
-                self._compiled = (mx.compile(self.lowering) if self._compiler is None
-                                  else self._compiler(self))
+                self._compiled = (mx.compile(self.lowering) if self._shared_compiled is None
+                                  else self._shared_compiled)
         return self._compiled
 
     def _compile_due(self) -> bool:

@@ -382,7 +382,7 @@ class _Cache:
         if self._has_lane(key, hoisted, leaves):
             lane = self._lane(_lane_key(nargs, treedef), treedef, key[3])
         exe = Executable(graph, out_info.value, self.compile_after,
-                         None if lane is None else lane.share)
+                         None if lane is None else lane.function)
         graph.derived["executable"] = exe  # jit_p's impl runs the same one
         if not hoisted:
             self.executables[key] = exe
@@ -432,10 +432,6 @@ class _Lane:
         self.open = False
         # The output structure its signatures share (None where they differ).
         self.out_tree: Any = _UNSET
-
-    def share(self, exe: Executable) -> Callable:
-        """``exe``'s compiled function: this lane's."""
-        return self.function
 
     def _dispatch(self, *leaves: mx.array) -> list:
         key = (self._treedef, (), tuple([(x.shape, x.dtype) for x in leaves]),
