@@ -23,6 +23,7 @@ import mlx.core as mx
 import numpy as np
 
 import ftorch.primitives as lax
+from ftorch.api_util import check_axis
 from ftorch.core import Tracer, as_array, aval_of, is_floating
 from ftorch.dtypes import DTypeLike, to_mlx_dtype
 from ftorch.memory import check_fits
@@ -83,23 +84,26 @@ def asarray(x: Any, dtype: DTypeLike | None = None) -> Any:
             return x
         return lax.astype(x, dtype)
     if isinstance(x, (list, tuple)) and any(isinstance(v, Tracer) for v in x):
-        return asarray(_stacked([asarray(v) for v in x]), dtype)
+        return asarray(stacked([asarray(v) for v in x], 0, "asarray"), dtype)
     return mx.array(x, dtype=dtype) if dtype is not None else as_array(x, "asarray: x")
 
 
 array = asarray
 
 
-def _stacked(values: list) -> Any:
-    """Arrays of one shape stacked on a new leading axis, in their common dtype."""
-    shape = tuple(values[0].shape)
-    for i, v in enumerate(values):
-        if tuple(v.shape) != shape:
-            raise ValueError(f"asarray: element {i} of the list has shape {tuple(v.shape)}, "
-                             f"expected {shape} (the first element's)")
-    dtype = result_type(*values)
-    return lax.concatenate([lax.expand_dims(lax.astype(v, dtype) if v.dtype != dtype else v, (0,))
-                            for v in values], 0)
+def stacked(arrays: list, axis: int, fname: str) -> Any:
+    """Arrays of one shape joined along a new ``axis``, in their common
+    dtype (``stack``, and ``asarray`` of a list of traced values)."""
+    shape = tuple(arrays[0].shape)
+    for i, a in enumerate(arrays):
+        if tuple(a.shape) != shape:
+            raise ValueError(f"{fname}: array {i} has shape {tuple(a.shape)}, expected {shape}")
+    ndim = len(shape) + 1
+    axis = check_axis(axis, ndim, fname, of=f"the result's ndim {ndim}")
+    dtype = result_type(*arrays)
+    parts = [lax.expand_dims(a if a.dtype == dtype else lax.astype(a, dtype), (axis,))
+             for a in arrays]
+    return parts[0] if len(parts) == 1 else lax.concatenate(parts, axis)
 
 
 def _filled(make: Any, shape: Any, dtype: Any, fname: str) -> mx.array:

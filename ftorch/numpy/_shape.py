@@ -414,13 +414,7 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
     arrays = [_creation.asarray(a) for a in arrays]
     if not arrays:
         raise ValueError("stack: needs at least one array")
-    shape = tuple(arrays[0].shape)
-    for i, a in enumerate(arrays):
-        if tuple(a.shape) != shape:
-            raise ValueError(f"stack: array {i} has shape {tuple(a.shape)}, expected {shape}")
-    axis = check_axis(axis, len(shape) + 1, "stack", of=f"the result's ndim {len(shape) + 1}")
-    return concatenate([expand_dims(a, axis) for a in arrays], axis=axis) if len(
-        arrays) > 1 else expand_dims(arrays[0], axis)
+    return _creation.stacked(arrays, axis, "stack")
 
 
 def split(x: Any, indices_or_sections: int | Sequence[int], axis: int = 0) -> list[Any]:
