@@ -146,7 +146,8 @@ def test_take_and_put_along_axis_match_numpy(data):
     ref = n.copy()
     np.put_along_axis(ref, uidx, vals, axis)
     np.testing.assert_allclose(
-        _np(fnp.put_along_axis(mx.array(n), uidx, mx.array(vals), axis, inplace=False)), ref, rtol=1e-6, atol=1e-6)
+        _np(fnp.put_along_axis(mx.array(n), uidx, mx.array(vals), axis, inplace=False)), ref,
+        rtol=1e-6, atol=1e-6)
 
 
 # ----------------------------------------------------------------------------

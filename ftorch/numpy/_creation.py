@@ -29,7 +29,6 @@ from ftorch.dtypes import DTypeLike, to_mlx_dtype
 from ftorch.memory import check_fits
 from ftorch.primitives.creation import (
     check_length,
-    describe_value,
     static_int,
     static_number,
     static_shape,
