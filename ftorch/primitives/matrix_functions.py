@@ -1,4 +1,5 @@
-"""Matrix functions: the ``expm`` primitive, the primitive layer.
+"""Matrix functions and the general eigenproblem: the ``expm`` and ``eig``
+primitives, the primitive layer.
 
 ``expm(a, max_squarings)`` is the matrix exponential of the square matrices
 ``a`` (..., n, n) by scaling and squaring with a diagonal Padé approximant
@@ -23,6 +24,12 @@ is itself differentiable and batchable), with ``dA`` scaled to unit size
 for the block's exponential and scaled back. The VJP is the transpose
 identity ``<G, L(A, E)> = <L(A^T, G), E>``: ``A_bar = L(A^T, G)``.
 
+``eig(a, vectors)`` is LAPACK's general eigensolver (MLX, CPU stream only):
+complex64 eigenvalues and eigenvectors of real matrices. The eigenvalues'
+derivative is ``dw = diag(V^-1 dA V)`` (distinct eigenvalues), with the
+complex inverse computed as a real system of twice the size; eigenvectors
+have no derivative here (JAX's is off by default too).
+
 >>> import mlx.core as mx
 >>> from ftorch.primitives import matrix_functions
 >>> [round(v, 4) for v in matrix_functions.expm(mx.array([[0.0, 1.0], [0.0, 0.0]])).reshape(-1).tolist()]
@@ -37,11 +44,11 @@ from typing import Any
 import mlx.core as mx
 
 import ftorch.primitives as lax
-from ftorch.core import Primitive, ShapeDtypeStruct
+from ftorch.core import Primitive, ShapeDtypeStruct, aval_of
 from ftorch.primitives._rules import move_bdim, mT, shape_of
 from ftorch.primitives.decompositions import _solve_impl
 
-__all__ = ["expm", "expm_frechet"]
+__all__ = ["expm", "eig"]
 
 # Higham (2005), Table 2.3 and its single-precision analogue: the largest
 # 1-norm at which the [m/m] Padé approximant is accurate to the unit roundoff.
@@ -149,3 +156,102 @@ def _expm_vjp(ct, out, a, *, needed, max_squarings):
 @expm_p.def_batch
 def _expm_batch(vals, dims, axis_size, **params):
     return expm_p.bind(move_bdim(vals[0], dims[0], 0, axis_size), **params), 0
+
+
+# ----------------------------------------------------------------------------
+# eig
+# ----------------------------------------------------------------------------
+
+
+def _eig_impl(a: mx.array, *, vectors: bool) -> list:
+    *batch, n, _ = a.shape
+    if a.size == 0:
+        w = mx.zeros((*batch, n), mx.complex64)
+        return [w, mx.zeros(a.shape, mx.complex64)] if vectors else [w]
+    if vectors:
+        return list(mx.linalg.eig(a, stream=mx.cpu))
+    return [mx.linalg.eigvals(a, stream=mx.cpu)]
+
+
+eig_p = Primitive("eig", _eig_impl, multiple_results=True)
+
+
+def eig(a: Any, *, vectors: bool = True) -> list:
+    """``[w, v]`` (``[w]`` without ``vectors``): the complex64 eigenvalues
+    (..., n) and unit eigenvectors (columns of (..., n, n)) of the real
+    square matrices ``a``, by LAPACK on the CPU stream. Eigenvalues are
+    differentiable (``dw = diag(v^-1 da v)``, for distinct eigenvalues);
+    eigenvectors are not (``NotImplementedError``), as in JAX by default.
+
+    >>> import mlx.core as mx
+    >>> from ftorch.primitives import matrix_functions
+    >>> matrix_functions.eig(mx.array([[2.0, 0.0], [0.0, 3.0]]), vectors=False)[0].tolist()
+    [(2+0j), (3+0j)]
+    """
+    return eig_p.bind(a, vectors=vectors)
+
+
+def complex_inverse(v: Any) -> Any:
+    """The inverses of the complex matrices ``v`` (..., n, n), through the
+    real system ``[[Re, -Im], [Im, Re]]`` of twice the size (LAPACK in MLX
+    is real only). NaN where ``v`` is singular.
+
+    >>> import mlx.core as mx
+    >>> from ftorch.primitives import matrix_functions
+    >>> matrix_functions.complex_inverse(mx.array([[2j]])).tolist()
+    [[-0.5j]]
+    """
+    shape = shape_of(v)
+    nd, n = len(shape), shape[-1]
+    re, im = lax.real(v), lax.imag(v)
+    block = lax.concatenate([lax.concatenate([re, lax.negative(im)], nd - 1),
+                             lax.concatenate([im, re], nd - 1)], nd - 2)
+    eye = mx.eye(2 * n, n, dtype=aval_of(re).dtype)  # [I; 0]
+    rhs = lax.broadcast_to(eye, (*shape[:-2], 2 * n, n))
+    x = lax.solve(block, rhs)
+    rows = (slice(None),) * (nd - 2)
+    return lax.complex(lax.static_slice(x, (*rows, slice(0, n), slice(None))),
+                       lax.static_slice(x, (*rows, slice(n, 2 * n), slice(None))))
+
+
+def _eig_vectors_not_differentiable() -> NotImplementedError:
+    return NotImplementedError(
+        "eig: the derivative of eigenvectors of a non-symmetric matrix is not implemented (it "
+        "is defined only up to a complex scale of each vector); differentiate the eigenvalues, "
+        "or use eigh for symmetric matrices")
+
+
+@eig_p.def_jvp
+def _eig_jvp(primals, tangents, *, vectors):
+    (a,), (da,) = primals, tangents
+    w, v = eig_p.bind(a, vectors=True)
+    outs = [w, v] if vectors else [w]
+    if da is None:
+        return outs, [None] * len(outs)
+    if vectors:
+        raise _eig_vectors_not_differentiable()
+    nd = len(shape_of(a))
+    dac = lax.astype(da, mx.complex64)
+    # dw_i = (v^-1 da v)_ii = sum_j (v^-1 da)_ij v_ji
+    left = lax.matmul(complex_inverse(v), dac)
+    return outs, [lax.sum(lax.multiply(left, mT(v)), (nd - 1,))]
+
+
+@eig_p.def_vjp
+def _eig_vjp(cts, outs, a, *, needed, vectors):
+    if vectors and cts[1] is not None:
+        raise _eig_vectors_not_differentiable()
+    w_ct = cts[0]
+    if w_ct is None:
+        return (None,)
+    _, v = eig_p.bind(a, vectors=True)
+    nd = len(shape_of(a))
+    # a_bar = Re(v^-T diag(w_bar) v^T), the transpose of the JVP.
+    scaled = lax.multiply(mT(complex_inverse(v)), lax.expand_dims(w_ct, (nd - 2,)))
+    return (lax.real(lax.matmul(scaled, mT(v))),)
+
+
+@eig_p.def_batch
+def _eig_batch(vals, dims, axis_size, **params):
+    out = eig_p.bind(move_bdim(vals[0], dims[0], 0, axis_size), **params)
+    return out, [0] * len(out)
