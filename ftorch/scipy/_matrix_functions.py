@@ -18,8 +18,8 @@ import mlx.core as mx
 import ftorch.numpy as fnp
 import ftorch.primitives as lax
 from ftorch.core import aval_of
-from ftorch.numpy._linalg_orthogonal import _matrices
 from ftorch.numpy._linalg import cast
+from ftorch.numpy._linalg_orthogonal import _matrices
 from ftorch.primitives import matrix_functions
 
 __all__ = ["expm", "expm_frechet", "sqrtm", "funm", "polar", "solve_sylvester"]

@@ -314,7 +314,7 @@ def dft(n: int, scale: str | None = None, *, dtype: Any = None) -> Any:
     n = _size(n, "dft")
     if scale not in (None, "sqrtn", "n"):
         raise ValueError(f"dft: scale must be None, 'sqrtn' or 'n', got {scale!r}")
-    if dtype is not None and to_mlx_dtype(dtype, 'dft: dtype') != mx.complex64:
+    if dtype is not None and to_mlx_dtype(dtype, "dft: dtype") != mx.complex64:
         raise TypeError(f"dft: dtype must be complex64 (MLX's complex dtype), got {dtype!r}")
     jk = np.outer(np.arange(n), np.arange(n)) % max(n, 1)  # exact phases
     w = np.exp(-2j * np.pi * jk / max(n, 1))
@@ -341,7 +341,8 @@ def hadamard(n: int, dtype: Any = int) -> Any:
     h = np.ones((1, 1), np.int32)
     while h.shape[0] < n:
         h = np.block([[h, h], [h, -h]])
-    return fnp.asarray(mx.array(h), mx.int32 if dtype is int else to_mlx_dtype(dtype, 'hadamard: dtype'))
+    dtype = mx.int32 if dtype is int else to_mlx_dtype(dtype, "hadamard: dtype")
+    return fnp.asarray(mx.array(h), dtype)
 
 
 def helmert(n: int, full: bool = False) -> Any:
