@@ -219,3 +219,123 @@ ORACLE = [
 ]
 
 UNCHECKED: dict[str, str] = {}
+
+
+# ----------------------------------------------------------------------------
+# The names ftorch has had from the start
+# ----------------------------------------------------------------------------
+
+
+def _qr_signs_fixed(L, q, r):
+    """``Q`` and ``R`` with ``R``'s diagonal made non-negative (Householder's
+    signs are LAPACK's choice)."""
+    k = min(r.shape[-2], r.shape[-1])
+    sign = L.numpy.sign(L.numpy.diagonal(r[..., :k, :k], axis1=-2, axis2=-1))
+    return q[..., :k] * sign[..., None, :], r[..., :k, :] * sign[..., :, None]
+
+
+def _rhs(d, a, vector=None):
+    n = a.shape[-1]
+    vector = d(st.booleans()) if vector is None else vector
+    return d(arrays((n,) if vector else (*a.shape[:-2], n, _n(d, 1, 3))))
+
+
+def _triangular(d, lower):
+    a = _well_conditioned(d)
+    return (np.tril(a) if lower else np.triu(a)).astype(np.float32)
+
+
+def _solve_triangular_args(d):
+    lower = d(st.booleans())
+    a = _triangular(d, lower)
+    return (a, _rhs(d, a)), {"lower": lower, "trans": d(st.sampled_from([0, 1, "T"]))}
+
+
+def _lu_solve_run(L, fn, a, b, trans):
+    return fn(L.scipy.linalg.lu_factor(a), b, trans=trans)
+
+
+ORACLE += [
+    Oracle("jax.numpy.linalg.cholesky", lambda d: ((_spd(d, _batch(d)),), {}),
+           rtol=1e-4, atol=1e-4),
+    Oracle("jax.numpy.linalg.cross",
+           lambda d: ((d(arrays((2, 3))), d(arrays((3,)))), {"axis": -1})),
+    Oracle("jax.numpy.linalg.det", lambda d: ((_well_conditioned(d, _batch(d)),), {}),
+           rtol=1e-4, atol=1e-4),
+    Oracle("jax.numpy.linalg.slogdet", lambda d: ((_well_conditioned(d, _batch(d)),), {}),
+           rtol=1e-4, atol=1e-4),
+    Oracle("jax.numpy.linalg.inv", lambda d: ((_well_conditioned(d, _batch(d)),), {}),
+           rtol=1e-4, atol=1e-4),
+    Oracle("jax.numpy.linalg.solve",
+           lambda d: (lambda a: ((a, _rhs(d, a, vector=a.ndim == 2 and d(st.booleans()))), {}))(
+               _well_conditioned(d, _batch(d))), rtol=1e-4, atol=1e-4),
+    Oracle("jax.numpy.linalg.eigh", lambda d: ((_symmetric(d, _batch(d)),), {}),
+           run=lambda L, fn, a: (fn(a)[0], _sign_fixed_columns(L, fn(a)[1])),
+           rtol=1e-4, atol=1e-4),
+    Oracle("jax.numpy.linalg.eigvalsh", lambda d: ((_symmetric(d, _batch(d)),), {}),
+           rtol=1e-4, atol=1e-4),
+    Oracle("jax.numpy.linalg.svd", lambda d: ((_conditioned(d, _batch(d)),), {}),
+           run=lambda L, fn, a: (_sign_fixed_columns(L, fn(a, full_matrices=False)[0]),
+                                 fn(a, full_matrices=False)[1]), rtol=1e-4, atol=1e-4),
+    Oracle("jax.numpy.linalg.qr", lambda d: ((_conditioned(d, _batch(d), square=True),), {}),
+           run=lambda L, fn, a: _qr_signs_fixed(L, *fn(a)), rtol=1e-4, atol=1e-4),
+    Oracle("jax.numpy.linalg.pinv", lambda d: ((_conditioned(d, _batch(d)),), {}),
+           rtol=1e-4, atol=1e-4),
+    Oracle("jax.numpy.linalg.lstsq",
+           lambda d: (lambda a: ((a, d(arrays((a.shape[0],)))), {}))(_conditioned(d)),
+           run=lambda L, fn, a, b: (fn(a, b)[0], fn(a, b)[2], fn(a, b)[3]),
+           rtol=1e-4, atol=1e-4),
+    Oracle("jax.numpy.linalg.matrix_rank", lambda d: ((_conditioned(d, _batch(d)),), {}),
+           grad=False),
+    Oracle("jax.numpy.linalg.matrix_power",
+           lambda d: ((_well_conditioned(d) / 3,), {"n": d(st.integers(-2, 3))}),
+           rtol=1e-4, atol=1e-4),
+    Oracle("jax.numpy.linalg.multi_dot",
+           lambda d: (([_vector(d, 3), _matrix(d, 3, 4), _matrix(d, 4, 2)],), {}),
+           rtol=1e-5, atol=1e-4),
+    Oracle("jax.numpy.linalg.norm",
+           lambda d: ((_conditioned(d),), {"ord": d(st.sampled_from(
+               [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf]))}), rtol=1e-4, atol=1e-4),
+    Oracle("jax.numpy.linalg.norm",
+           lambda d: ((d(arrays((3, 4), lo=0.5, hi=3.0)),), {"ord": d(st.sampled_from(
+               [None, 1, 2, 3, np.inf])), "axis": d(st.sampled_from([0, 1, -1]))}),
+           rtol=1e-4, atol=1e-4, id="vector"),
+    Oracle("jax.numpy.linalg.vector_norm",
+           lambda d: ((d(arrays((3, 4), lo=0.5, hi=3.0)),), {
+               "ord": d(st.sampled_from([1, 2, np.inf])),
+               "axis": d(st.sampled_from([None, 0, (0, 1)]))}), rtol=1e-4, atol=1e-4),
+    Oracle("jax.numpy.linalg.matrix_norm",
+           lambda d: ((_conditioned(d, (2,)),), {"ord": d(st.sampled_from(
+               ["fro", "nuc", 1, 2, np.inf]))}), rtol=1e-4, atol=1e-4),
+    Oracle("jax.numpy.linalg.tensorinv",
+           lambda d: (((5 * np.eye(4) + d(arrays((4, 4), lo=-1.0, hi=1.0))).astype(
+               np.float32).reshape(4, 2, 2),), {"ind": 1}),
+           rtol=1e-4, atol=1e-4),
+    Oracle("jax.numpy.linalg.tensorsolve",
+           lambda d: ((np.float32([[3, 1], [0.5, 2]]) + d(arrays((2, 2), lo=-0.3, hi=0.3)),
+                       d(arrays((2,)))), {}), rtol=1e-4, atol=1e-4),
+    Oracle("jax.scipy.linalg.det", lambda d: ((_well_conditioned(d, _batch(d)),), {}),
+           rtol=1e-4, atol=1e-4),
+    Oracle("jax.scipy.linalg.inv", lambda d: ((_well_conditioned(d, _batch(d)),), {}),
+           rtol=1e-4, atol=1e-4),
+    Oracle("jax.scipy.linalg.solve",
+           lambda d: (lambda a: ((a, _rhs(d, a, vector=False)), {}))(_well_conditioned(d)),
+           rtol=1e-4, atol=1e-4),
+    Oracle("jax.scipy.linalg.solve",
+           lambda d: (lambda a: ((a, _rhs(d, a, vector=False)), {"assume_a": "pos"}))(_spd(d)),
+           run=lambda L, fn, a, b, assume_a: fn(_sym(L, a), b, assume_a=assume_a),
+           rtol=1e-4, atol=1e-4, id="pos"),
+    Oracle("jax.scipy.linalg.solve_triangular", _solve_triangular_args, rtol=1e-4, atol=1e-4),
+    Oracle("jax.scipy.linalg.cho_solve",
+           lambda d: (lambda a: ((a, _rhs(d, a)), {"lower": d(st.booleans())}))(_spd(d)),
+           run=lambda L, fn, a, b, lower: fn(
+               (L.scipy.linalg.cholesky(_sym(L, a), lower=lower), lower), b),
+           rtol=1e-4, atol=1e-4),
+    Oracle("jax.scipy.linalg.lu", lambda d: ((_well_conditioned(d),), {}),
+           rtol=1e-4, atol=1e-4),
+    Oracle("jax.scipy.linalg.lu_factor", lambda d: ((_well_conditioned(d),), {}),
+           rtol=1e-4, atol=1e-4),
+    Oracle("jax.scipy.linalg.lu_solve",
+           lambda d: (lambda a: ((a, _rhs(d, a)), {"trans": d(st.sampled_from([0, 1]))}))(
+               _well_conditioned(d)), run=_lu_solve_run, rtol=1e-4, atol=1e-4),
+]
