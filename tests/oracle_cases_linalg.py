@@ -166,6 +166,8 @@ ORACLE = [
     Oracle("jax.scipy.linalg.eigh_tridiagonal",
            lambda d: ((np.float32([1.0, 2.2, 3.5, 5.1]), np.float32([0.3, -0.2, 0.4])),
                       {"eigvals_only": True}), grad=False, rtol=1e-4, atol=1e-4),
+    Oracle("jax.scipy.linalg.hessenberg", lambda d: ((_conditioned(d, square=True),), {}),
+           run=lambda L, fn, a: fn(a, calc_q=True), grad=False, rtol=1e-4, atol=1e-4),
     # ---- jax.scipy.linalg: matrix functions
     Oracle("jax.scipy.linalg.expm",
            lambda d: ((_matrix(d, *(2 * [_n(d)]), batch=_batch(d), lo=-1.2, hi=1.2),), {}),

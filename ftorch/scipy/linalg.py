@@ -35,6 +35,7 @@ from ftorch.scipy._special_matrices import __all__ as _special_names
 
 __all__ = ["solve_triangular", "cho_solve", "cho_factor", "cholesky", "lu_factor", "lu_solve",
            "lu", "det", "inv", "solve", "qr", "qr_multiply", "svd", "eigh", "eigh_tridiagonal",
+           "hessenberg",
            *_function_names, *_special_names]
 
 _TRANS = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
@@ -467,3 +468,47 @@ def eigh_tridiagonal(d: Any, e: Any, *, eigvals_only: bool = False, select: str 
         return eigh(matrix, eigvals_only=True)[lo:hi + 1]
     w, v = eigh(matrix)
     return w[lo:hi + 1], v[:, lo:hi + 1]
+
+
+def hessenberg(a: Any, *, calc_q: bool = False, overwrite_a: bool = False,
+               check_finite: bool = True) -> Any:
+    """The Hessenberg form ``H`` of the square matrices ``a`` (..., n, n)
+    (zero below the first subdiagonal), with ``a = Q @ H @ Q.T``, as
+    ``jax.scipy.linalg.hessenberg``: ``H``, or ``(H, Q)`` with ``calc_q``.
+
+    By n - 2 Householder reflections with LAPACK's sign convention (each
+    subdiagonal entry is ``-sign(x0) ||x||``; a column already reduced is
+    left alone), written with ftorch ops on the default device, so it is
+    differentiable (JAX's is not) where no reduced column vanishes. Costs
+    ``O(n^4)`` (each reflection is applied as a matrix product): for small
+    and medium matrices.
+
+    >>> import ftorch.scipy.linalg as fsl, mlx.core as mx
+    >>> h, q = fsl.hessenberg(mx.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [0.0, 8.0, 9.0]]),
+    ...                       calc_q=True)
+    >>> round(abs(h[2, 0].item()), 6), [round(abs(v), 4) for v in q[0].tolist()]
+    (0.0, [1.0, 0.0, 0.0])
+    """
+    h, dtype = _lapack_matrices(a, "hessenberg", "a", square=True)
+    shape = tuple(aval_of(h).shape)
+    n, batch = shape[-1], shape[:-2]
+    fdtype = aval_of(h).dtype
+    eye = fnp.eye(n, dtype=fdtype)
+    q = fnp.broadcast_to(eye, shape)
+    for k in range(n - 2):
+        x = h[..., k + 1:, k]  # the column below the subdiagonal entry, (..., n - k - 1)
+        alpha = x[..., :1]
+        norm = fnp.sqrt(fnp.sum(x * x, axis=-1, keepdims=True))
+        rest = fnp.sum(x[..., 1:] * x[..., 1:], axis=-1, keepdims=True)
+        sign = fnp.where(alpha < 0, -1.0, 1.0)
+        v = fnp.concatenate([alpha + sign * norm, x[..., 1:]], axis=-1)
+        v = fnp.concatenate([fnp.zeros((*batch, k + 1), fdtype), v], axis=-1)
+        vv = fnp.sum(v * v, axis=-1, keepdims=True)
+        reflect = rest > 0  # else the column is already reduced: no reflection
+        scale = fnp.where(reflect, 2.0 / fnp.where(reflect, vv, 1.0), 0.0)
+        p = eye - scale[..., None] * v[..., :, None] * v[..., None, :]
+        h = fnp.matmul(fnp.matmul(p, h), p)
+        q = fnp.matmul(q, p)
+    # Exact zeros below the subdiagonal, as LAPACK returns them.
+    h = h * fnp.asarray(mx.tril(mx.ones((n, n)), -2) == 0, fdtype)
+    return (cast(h, dtype), cast(q, dtype)) if calc_q else cast(h, dtype)
