@@ -45,16 +45,6 @@ NAMESPACES = [
 # Names both sides have whose arguments or meaning differ.
 SAME_NAME_DIFFERENT = {
     "jax.lax": {
-        "max": "a reduction, `lax.max(x, axes)`; JAX's `lax.max(x, y)` is `lax.maximum(x, y)`",
-        "min": "a reduction, `lax.min(x, axes)`; JAX's `lax.min(x, y)` is `lax.minimum(x, y)`",
-        "argmax": "`lax.argmax(x, axis, keepdims=False)`: no `index_dtype`",
-        "argmin": "`lax.argmin(x, axis, keepdims=False)`: no `index_dtype`",
-        "split": "`lax.split(x, indices, axis)` takes split points, JAX's takes sizes",
-        "pad": "`lax.pad(x, value, pad_width)` with `(low, high)` pairs; no interior padding",
-        "round": "`lax.round(x, decimals=0)`, no `rounding_method`",
-        "top_k": "over the last axis only (no `axis=`)",
-        "cumsum": "`axis` is required; also `inclusive=`",
-        "cumprod": "`axis` is required; also `inclusive=`",
         "gather": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
         "scatter": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
         "scatter_add": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",

@@ -68,6 +68,8 @@ from ftorch.primitives.slicing import (
 )
 from ftorch.primitives.sorting import *  # noqa: F403
 from ftorch.primitives.special import *  # noqa: F403
+from ftorch.lax import _jax_signatures
+from ftorch.lax._jax_signatures import *  # noqa: F403  (after the strict wrappers they replace)
 
 # The strict wrapper of every primitive, family by family.
 _strict_wrappers = [
@@ -83,7 +85,9 @@ __all__ = [
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "select", "stop_gradient",
     "optimization_barrier", "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
     "axis_index",
-    *(name for name in _strict_wrappers if name not in ("stop_gradient", "optimization_barrier")),
+    *(name for name in _strict_wrappers
+      if name not in ("stop_gradient", "optimization_barrier", *_jax_signatures.__all__)),
+    *_jax_signatures.__all__,
 ]
 
 
