@@ -68,8 +68,11 @@ from ftorch.primitives.slicing import (
 )
 from ftorch.primitives.sorting import *  # noqa: F403
 from ftorch.primitives.special import *  # noqa: F403
-from ftorch.lax import _jax_signatures
-from ftorch.lax._jax_signatures import *  # noqa: F403  (after the strict wrappers they replace)
+
+# JAX's signatures where the strict wrapper takes its parameters another way:
+# imported after the wrappers, which they replace.
+from ftorch.lax import _jax_signatures  # noqa: E402
+from ftorch.lax._jax_signatures import *  # noqa: E402,F403
 
 # The strict wrapper of every primitive, family by family.
 _strict_wrappers = [
