@@ -69,11 +69,6 @@ from ftorch.primitives.slicing import (
 from ftorch.primitives.sorting import *  # noqa: F403
 from ftorch.primitives.special import *  # noqa: F403
 
-# JAX's signatures where the strict wrapper takes its parameters another way:
-# imported after the wrappers, which they replace.
-from ftorch.lax import _jax_signatures  # noqa: E402
-from ftorch.lax._jax_signatures import *  # noqa: E402,F403
-
 # The strict wrapper of every primitive, family by family.
 _strict_wrappers = [
     *creation.__all__, *elementwise.__all__, *reduction.__all__, *shape.__all__,
@@ -81,6 +76,11 @@ _strict_wrappers = [
     *decompositions.__all__, *orthogonal.__all__, *sorting.__all__, *fourier.__all__,
     *special.__all__, *activations.__all__,
 ]
+
+# JAX's signatures where the strict wrapper takes its parameters another way:
+# imported after the wrappers, which they replace.
+from ftorch.lax import _jax_signatures  # noqa: E402
+from ftorch.lax._jax_signatures import *  # noqa: E402,F403
 
 __all__ = [
     "cond", "switch", "while_loop", "fori_loop", "scan", "map", "associative_scan",
