@@ -39,7 +39,7 @@ NAMESPACES = {
     "jax.lax": "ftorch.lax",
     "jax.random": "ftorch.random",
     "jax.nn": "ftorch.nn.functional",
-    "jax.nn.initializers": "ftorch.nn.init",
+    "jax.nn.initializers": "ftorch.nn.initializers",
     "jax.scipy.linalg": "ftorch.scipy.linalg",
     "jax.scipy.special": "ftorch.scipy.special",
     "jax.scipy.stats": "ftorch.scipy.stats",
