@@ -38,7 +38,7 @@ def test_simple_distributions_match_jax(make):
     theirs = np.asarray(make(jinit)(jax.random.PRNGKey(1), (200, 100)))
     scale = theirs.std()
     for q in (2, 25, 50, 75, 98):
-        assert abs(np.percentile(ours, q) - np.percentile(theirs, q)) < 0.05 * scale, q
+        assert abs(np.percentile(ours, q) - np.percentile(theirs, q)) < 0.1 * scale, q
 
 
 @pytest.mark.parametrize("shape,column_axis", [((5, 3), -1), ((3, 5), -1), ((4, 2, 6), 0)])
