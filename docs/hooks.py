@@ -51,7 +51,6 @@ SAME_NAME_DIFFERENT = {
         "scatter_mul": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
         "scatter_min": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
         "scatter_max": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
-        "fft": "`fft_type` is a string (`lax.FFT_TYPES`)",
         "abs": "derivative 0 at 0 (JAX's is 1)",
     },
     # Edges where ftorch's answer differs from JAX's on purpose (tests/test_edge_values.py).
