@@ -540,7 +540,7 @@ def _is_infinity(x: Any, out: Any, infinity: float, fname: str) -> Any:
     if is_complex(dtype):
         raise TypeError(f"{fname}: complex input is not supported")
     if not is_floating(dtype):
-        return lax.full_like(x, False, mx.bool_)
+        return lax.not_equal(x, x)  # all False
     return lax.equal(x, infinity)
 
 

@@ -30,6 +30,7 @@ import mlx.core as mx
 
 import ftorch.primitives as lax
 from ftorch.core import Primitive, aval_of, is_complex, is_floating, is_inexact
+from ftorch.dtypes import DTypeLike, to_mlx_dtype
 from ftorch.primitives._rules import (
     add_tangents,
     broadcasting,
@@ -50,7 +51,7 @@ __all__ = [
     "maximum", "minimum", "arctan2", "logaddexp", "equal", "not_equal", "less",
     "less_equal", "greater", "greater_equal", "logical_and", "logical_or", "logical_xor",
     "bitwise_and", "bitwise_or", "bitwise_xor", "where", "astype", "stop_gradient",
-    "real", "imag", "conj", "complex", "cbrt", "copysign", "rem", "bitcast_convert_type",
+    "real", "imag", "conj", "complex", "cbrt", "rem", "bitcast_convert_type",
     "shift_left", "shift_right_arithmetic", "shift_right_logical",
     "population_count",
 ]
@@ -815,9 +816,9 @@ nondifferentiable(bitcast_convert_type_p)
 vectorized(bitcast_convert_type_p)
 
 
-def bitcast_convert_type(operand: Any, new_dtype: mx.Dtype) -> Any:
-    """The bits of ``operand`` read as the MLX dtype ``new_dtype`` of the same
-    width, as ``jax.lax.bitcast_convert_type`` (``mx.view``); no derivative.
+def bitcast_convert_type(operand: Any, new_dtype: DTypeLike) -> Any:
+    """The bits of ``operand`` read as ``new_dtype`` (in any spelling) of the
+    same width, as ``jax.lax.bitcast_convert_type`` (``mx.view``); no derivative.
     Only equal widths: JAX's change of width (adding or removing a trailing
     axis) is not supported.
 
@@ -825,6 +826,7 @@ def bitcast_convert_type(operand: Any, new_dtype: mx.Dtype) -> Any:
     >>> lax.bitcast_convert_type(mx.array([1.0]), mx.int32).tolist()
     [1065353216]
     """
+    new_dtype = to_mlx_dtype(new_dtype, "bitcast_convert_type: new_dtype")
     dtype = aval_of(operand).dtype
     if dtype.size != new_dtype.size or mx.bool_ in (dtype, new_dtype):
         raise TypeError(
