@@ -160,3 +160,51 @@ ORACLE = [
 ]
 
 UNCHECKED = {}
+
+
+def _nn(name, draws=None, grad=True, **kw):
+    draws = draws if draws is not None else arrays()
+    return Oracle(f"jax.nn.{name}", lambda d: ((d(draws),), {}), grad=grad, **kw)
+
+
+def _axis_and_mask(d, x):
+    axis = d(st.none() | st.integers(-x.ndim, x.ndim - 1)) if x.ndim else None
+    return axis, d(arrays(shape=x.shape, dtype="bool"))
+
+
+def _logmeanexp_args(d):
+    x = d(arrays(min_dims=1))
+    axis, mask = _axis_and_mask(d, x)
+    mask.flat[0] = True  # some element in each reduction... at least the first
+    kwargs = {"axis": axis, "keepdims": d(st.booleans())}
+    if d(st.booleans()):
+        kwargs["where"] = np.ones_like(mask) if axis is not None else mask
+    return (x,), kwargs
+
+
+def _standardize_args(d):
+    x = d(arrays(min_dims=1, min_side=2))
+    # Spread out, so that the variance is far from 0 (where float32 cancellation in the
+    # "fast" variance makes the result ill-conditioned).
+    x = (x + np.arange(x.size).reshape(x.shape)).astype(np.float32)
+    kwargs = {"axis": d(st.integers(-x.ndim, x.ndim - 1)),
+              "algorithm": d(st.sampled_from(["fast", "stable"]))}
+    return (x,), kwargs
+
+
+NN = [
+    _nn("hard_silu", arrays().map(_away_from([-3.0, 3.0]))),
+    _nn("swish"), _nn("soft_sign"), _nn("identity"),
+    _nn("log1mexp", arrays(lo=0.05, hi=5.0)),
+    Oracle("jax.nn.logmeanexp", _logmeanexp_args),
+    _nn("sparse_plus", arrays().map(_away_from([-1.0, 1.0]))),
+    _nn("sparse_sigmoid", arrays().map(_away_from([-1.0, 1.0]))),
+    _nn("squareplus"),
+    Oracle("jax.nn.squareplus", lambda d: ((d(arrays()),), {"b": d(st.floats(0.5, 8.0))}),
+           id="b"),
+    Oracle("jax.nn.standardize", _standardize_args, rtol=1e-4, atol=1e-4),
+    Oracle("jax.nn.standardize", lambda d: ((d(arrays(shape=(3, 4))),), {
+        "mean": d(arrays(shape=(3, 1))), "variance": d(arrays(shape=(3, 1), lo=0.5, hi=2.0)),
+        "epsilon": 0.1}), id="given"),
+]
+ORACLE += NN
