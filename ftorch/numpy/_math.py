@@ -193,8 +193,10 @@ def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     derivative at ``(0, 0)`` is 0 (JAX's is 1/2 in each).
 
     >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.hypot(mx.array([3.0, 1e30]), mx.array([4.0, 1e30])).tolist()
-    [5.0, 1.4142135381698608e+30]
+    >>> fnp.hypot(mx.array([3.0, 3e30]), mx.array([4.0, 4e30])).tolist()[0]
+    5.0
+    >>> round(fnp.hypot(mx.array(3e30), mx.array(4e30)).item() / 1e30, 5)
+    5.0
     """
     x1, x2 = promote_inexact("hypot", x1, x2)
     a, b = lax.abs(x1), lax.abs(x2)
