@@ -259,7 +259,8 @@ def round(x: Any, decimals: int = 0) -> Any:
 
 
 def _binary_doc(name: str) -> str:
-    args = "[1, 2]), mx.array(3)" if name.startswith("bitwise") else "[1.0, 2.0]), mx.array(3.0)"
+    integer = name.startswith(("bitwise", "shift"))
+    args = "[1, 2]), mx.array(3)" if integer else "[1.0, 2.0]), mx.array(3.0)"
     return (
         f"Elementwise ``{name}`` with NumPy broadcasting, as ``numpy.{name}``\n"
         f"    (``ftorch.numpy.{name}`` is this function).\n\n"
@@ -749,6 +750,14 @@ def _copysign(x: mx.array, y: mx.array) -> mx.array:
 
 
 copysign_p, copysign = _binary("copysign", _copysign)
+copysign.__doc__ = """``|x|`` with the sign bit of ``y`` (elementwise, broadcasting), as
+    ``numpy.copysign``; ``ftorch.numpy.copysign`` is this function (JAX's lax
+    has no namesake).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.copysign(mx.array([1.0, 2.0]), mx.array([-0.0, 3.0])).tolist()
+    [-1.0, 2.0]
+    """
 
 
 def _copysign_slope(x, y):
