@@ -208,3 +208,40 @@ NN = [
         "epsilon": 0.1}), id="given"),
 ]
 ORACLE += NN
+
+
+def _shift_args(dtype, lo, hi):
+    def args(d):
+        s1, s2 = d(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2)).input_shapes
+        return (d(arrays(s1, dtype, lo=lo, hi=hi)), d(arrays(s2, dtype, lo=0, hi=10))), {}
+    return args
+
+
+def _packbits_args(d):
+    a = d(arrays(min_dims=1, dtype=d(st.sampled_from(["bool", "int32", "uint8"])), lo=0, hi=2))
+    axis = d(st.none() | st.integers(-a.ndim, a.ndim - 1))
+    return (a,), {"axis": axis, "bitorder": d(st.sampled_from(["big", "little"]))}
+
+
+def _unpackbits_args(d):
+    a = d(arrays(min_dims=1, dtype="uint8", lo=0, hi=255))
+    axis = d(st.none() | st.integers(-a.ndim, a.ndim - 1))
+    return (a,), {"axis": axis, "count": d(st.none() | st.integers(-7, 12)),
+                  "bitorder": d(st.sampled_from(["big", "little"]))}
+
+
+BITS = [
+    *[Oracle(f"jax.numpy.{name}", _shift_args(dtype, lo, hi), id=dtype)
+      for name in ("left_shift", "right_shift", "bitwise_left_shift", "bitwise_right_shift")
+      for dtype, lo, hi in (("int32", -1000, 1000), ("uint8", 0, 255), ("int8", -128, 127))],
+    Oracle("jax.numpy.right_shift", lambda d: ((d(_ints(-1000, 1000)), 3), {}), id="scalar"),
+    *[unary(name, dtype=dtype, lo=-100, hi=100, id=dtype)
+      for name in ("bitwise_invert", "bitwise_not") for dtype in ("int32", "bool")],
+    *[Oracle("jax.numpy.bitwise_count", lambda d, dt=dt: ((d(arrays(dtype=dt, lo=lo, hi=hi)),),
+                                                          {}), id=dt)
+      for dt, lo, hi in [("int32", -2**31, 2**31 - 1), ("uint8", 0, 255),
+                         ("int16", -2**15, 2**15 - 1), ("bool", 0, 1)]],
+    Oracle("jax.numpy.packbits", _packbits_args),
+    Oracle("jax.numpy.unpackbits", _unpackbits_args),
+]
+ORACLE += BITS

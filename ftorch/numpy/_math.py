@@ -64,28 +64,33 @@ pow = power
 _LN2 = math.log(2.0)
 
 
+def promoted_operands(fname: str, *args: Any) -> tuple[list[Any], mx.Dtype]:
+    """The arguments as arrays of their common dtype, and that dtype; Python
+    scalars are weakly typed (they do not widen an array's dtype), as in JAX."""
+    weak = [a if isinstance(a, (bool, int, float, complex)) else as_array(a, f"{fname}: x{i + 1}")
+            for i, a in enumerate(args)]
+    dtype = result_type(*weak)
+    return [asarray(a, dtype) for a in weak], dtype
+
+
 def promote_inexact(fname: str, *args: Any) -> list[Any]:
     """The arguments as arrays of their common floating dtype (integers and
     booleans promote to float32; complex is refused), as JAX's
     ``promote_args_inexact`` for the real functions."""
-    for i, a in enumerate(args):
-        if isinstance(a, (str, bytes)) or a is None:
-            raise TypeError(f"{fname}: argument {i} must be an array or a number, got {a!r}")
-    dtype = result_type(*args)
+    arrays, dtype = promoted_operands(fname, *args)
     if is_complex(dtype):
         raise TypeError(f"{fname}: complex arguments are not supported (got {dtype})")
-    if not is_floating(dtype):
-        dtype = mx.float32
-    return [asarray(a, dtype) for a in args]
+    if is_floating(dtype):
+        return arrays
+    return [lax.astype(a, mx.float32) for a in arrays]
 
 
 def _integers(fname: str, *args: Any) -> list[Any]:
     """The arguments as arrays of their common integer dtype."""
-    arrays = [as_array(a, f"{fname}: x{i + 1}") for i, a in enumerate(args)]
-    dtype = result_type(*arrays)
+    arrays, dtype = promoted_operands(fname, *args)
     if not mx.issubdtype(dtype, mx.integer):
         raise TypeError(f"{fname}: arguments must be integers, got dtype {dtype}")
-    return [asarray(a, dtype) for a in arrays]
+    return arrays
 
 
 # ----------------------------------------------------------------------------
@@ -279,11 +284,10 @@ def fmod(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 def _numeric(fname: str, *args: Any) -> list[Any]:
     """The arguments as arrays of their common dtype (booleans refused)."""
-    arrays = [as_array(a, f"{fname}: x{i + 1}") for i, a in enumerate(args)]
-    dtype = result_type(*arrays)
+    arrays, dtype = promoted_operands(fname, *args)
     if dtype == mx.bool_:
         raise TypeError(f"{fname}: boolean arguments are not supported")
-    return [asarray(a, dtype) for a in arrays]
+    return arrays
 
 
 def divmod(x1: ArrayLike, x2: ArrayLike, /) -> tuple[Array, Array]:
