@@ -245,3 +245,13 @@ BITS = [
     Oracle("jax.numpy.unpackbits", _unpackbits_args),
 ]
 ORACLE += BITS
+
+
+WINDOWS = [
+    *[Oracle(f"jax.numpy.{name}", lambda d: ((d(st.integers(0, 12)),), {}), atol=1e-6)
+      for name in ("bartlett", "blackman", "hamming", "hanning")],
+    Oracle("jax.numpy.kaiser", lambda d: ((d(st.integers(0, 12)),
+                                           np.float32(d(st.floats(0.0, 8.0)))), {}),
+           rtol=1e-5, atol=1e-6),
+]
+ORACLE += WINDOWS
