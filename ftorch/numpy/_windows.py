@@ -94,7 +94,7 @@ def kaiser(M: int, beta: ArrayLike) -> Array:
 
     >>> import ftorch.numpy as fnp
     >>> [round(v, 4) for v in fnp.kaiser(3, 2.0).tolist()]
-    [0.4413, 1.0, 0.4413]
+    [0.4387, 1.0, 0.4387]
     """
     M = static_int(M, "kaiser", "M")
     (beta,) = promote_inexact("kaiser", beta)
