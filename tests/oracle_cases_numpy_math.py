@@ -255,3 +255,89 @@ WINDOWS = [
            rtol=1e-5, atol=1e-6),
 ]
 ORACLE += WINDOWS
+
+
+# Dtypes both libraries have, by name, but the 64-bit ones (JAX without x64 makes their
+# arrays 32-bit), and the abstract categories.
+DTYPE_NAMES = ["bool", "uint8", "uint16", "uint32", "int8", "int16", "int32", "float16",
+               "bfloat16", "float32", "complex64"]
+CATEGORIES = ["generic", "number", "inexact", "floating", "complexfloating", "integer",
+              "signedinteger", "unsignedinteger"]
+KINDS = ["bool", "signed integer", "unsigned integer", "integral", "real floating",
+         "complex floating", "numeric"]
+
+
+def _two_dtypes(d, pool=DTYPE_NAMES):
+    return (d(st.sampled_from(pool)), d(st.sampled_from(pool))), {}
+
+
+def _promotable(d):
+    """Two dtype names whose promotion is not a 64-bit type (uint32 with a signed one)."""
+    a, b = _two_dtypes(d)[0]
+    if "uint32" in (a, b) and {a, b} & {"int8", "int16", "int32"}:
+        a = b = "uint32"
+    return (a, b), {}
+
+
+def _as_array_of(L, dtype):
+    """The name of the dtype an array of ``dtype`` has: how a dtype result is compared
+    (JAX without x64 makes 64-bit dtypes 32-bit)."""
+    return str(L.numpy.zeros((), dtype).dtype).removeprefix("mlx.core.")
+
+
+def _category_row(L, fn):
+    return [L.numpy.issubdtype(fn, getattr(L.numpy, c)) for c in CATEGORIES]
+
+
+DTYPES = [
+    Oracle("jax.numpy.issubdtype", lambda d: _two_dtypes(d, DTYPE_NAMES + CATEGORIES),
+           run=lambda L, fn, a, b: fn(getattr(L.numpy, a), getattr(L.numpy, b))),
+    Oracle("jax.numpy.issubdtype", lambda d: ((d(st.sampled_from(DTYPE_NAMES)),
+                                               d(st.sampled_from([float, int, complex]))),
+                                              {}), id="python"),
+    Oracle("jax.numpy.isdtype", lambda d: ((d(st.sampled_from(DTYPE_NAMES)),
+                                            d(st.sampled_from(KINDS) | st.tuples(
+                                                st.sampled_from(KINDS),
+                                                st.sampled_from(DTYPE_NAMES)))), {})),
+    Oracle("jax.numpy.promote_types", _promotable,
+           run=lambda L, fn, a, b: _as_array_of(L, fn(a, b))),
+    Oracle("jax.numpy.can_cast", lambda d: (_two_dtypes(d)[0], {"casting": d(st.sampled_from(
+        ["no", "equiv", "safe", "same_kind", "unsafe"]))})),
+    Oracle("jax.numpy.can_cast", lambda d: ((d(arrays(dtype=d(st.sampled_from(
+        ["float32", "int8", "bool"])))), d(st.sampled_from(DTYPE_NAMES))), {}), id="array"),
+    Oracle("jax.numpy.finfo", lambda d: ((d(st.sampled_from(
+        ["float16", "bfloat16", "float32", "complex64"])),), {}),
+           run=lambda L, fn, name: [fn(name).eps, fn(name).max, fn(name).min, fn(name).tiny,
+                                    fn(name).bits, fn(name).resolution]),
+    Oracle("jax.numpy.iinfo", lambda d: ((d(st.sampled_from(
+        ["uint8", "uint16", "uint32", "int8", "int16", "int32"])),), {}),
+           run=lambda L, fn, name: [fn(name).min, fn(name).max, fn(name).bits]),
+    Oracle("jax.numpy.dtype", lambda d: ((d(st.sampled_from(DTYPE_NAMES + [float, int, bool])),),
+                                         {}), run=lambda L, fn, x: _as_array_of(L, fn(x))),
+    Oracle("jax.numpy.shape", lambda d: ((d(arrays(min_dims=0)),), {})),
+    Oracle("jax.numpy.ndim", lambda d: ((d(arrays(min_dims=0)),), {})),
+    Oracle("jax.numpy.size", lambda d: ((d(arrays(min_dims=0)),), {})),
+    Oracle("jax.numpy.size", lambda d: ((d(arrays(shape=(2, 3, 4))),),
+                                        {"axis": d(st.sampled_from([0, -1, (0, 2)]))}),
+           id="axis"),
+    Oracle("jax.numpy.euler_gamma", lambda d: ((), {}), run=lambda L, value: value),
+    *[Oracle(f"jax.numpy.{name}", lambda d: ((), {}), run=_category_row)
+      for name in CATEGORIES + ["bool", "int_", "uint", "float_", "double", "single",
+                                "csingle"]],
+    *[Oracle(f"jax.numpy.{name}", lambda d: ((), {}),
+             run=lambda L, fn: _as_array_of(L, fn), id="dtype")
+      for name in ["bool", "int_", "uint", "float_", "single", "csingle"]],
+]
+ORACLE += DTYPES
+
+UNCHECKED.update({
+    name: "NumPy's own function in both (jax.numpy re-exports it): "
+          "tests/test_numpy_math.py checks that it governs array_str"
+    for name in ["jax.numpy.get_printoptions", "jax.numpy.set_printoptions",
+                 "jax.numpy.printoptions"]
+})
+UNCHECKED.update({
+    name: "formats as NumPy does, where JAX prints float32 with float64 digits and fails "
+          "on 0-d arrays: tests/test_numpy_math.py checks it against NumPy"
+    for name in ["jax.numpy.array_str", "jax.numpy.array_repr"]
+})

@@ -9,6 +9,7 @@ checks arguments and builds composites.
 """
 
 from ftorch.numpy._creation import *  # noqa: F403
+from ftorch.numpy._dtypes import *  # noqa: F403
 from ftorch.numpy._elementwise import *  # noqa: F403
 from ftorch.numpy._math import *  # noqa: F403
 from ftorch.numpy._bits import *  # noqa: F403
@@ -24,6 +25,7 @@ from ftorch.core import install_array_api
 from ftorch.numpy import (
     _bits,
     _creation,
+    _dtypes,
     _elementwise,
     _indexing,
     _linalg,
@@ -36,7 +38,7 @@ from ftorch.numpy import (
 from ftorch.numpy import fft, linalg  # noqa: E402  (the submodules)
 
 __all__ = [
-    *_creation.__all__, *_elementwise.__all__, *_math.__all__, *_bits.__all__,
+    *_creation.__all__, *_dtypes.__all__, *_elementwise.__all__, *_math.__all__, *_bits.__all__,
     *_reduction.__all__, *_shape.__all__, *_indexing.__all__, *_linalg.__all__,
     *_sorting.__all__, *_windows.__all__,
 ]
