@@ -55,8 +55,7 @@ def test_packbits_round_trips_under_vmap():
 
 
 def test_integer_widths_of_shifts_and_counts():
-    for dtype, np_dtype in ((mx.int8, np.int8), (mx.uint16, np.uint16), (mx.int64, np.int64),
-                            (mx.uint64, np.uint64)):
+    for np_dtype in (np.int8, np.uint16, np.int64, np.uint64):
         x = np.array([0, 1, 5, np.iinfo(np_dtype).max, np.iinfo(np_dtype).min], np_dtype)
         np.testing.assert_array_equal(np.array(fnp.bitwise_count(mx.array(x))),
                                       np.bitwise_count(x))
