@@ -80,6 +80,7 @@ SAME_NAME_DIFFERENT = {
         "argmin": "`uint32` indices, as MLX gives them (JAX's are `int32`)",
         "sinc": "0 at `±inf` (its limit; JAX's is NaN)",
         "hypot": "derivative 0 at `(0, 0)` (JAX's is 1/2 in each)",
+        "ldexp": "derivative `2 ** x2` in `x1` also at `x1 = 0` (JAX's is 1 there)",
         "float_power": "derivative in `x` 0 where the exponent is 0, as `power` (JAX's is "
                        "NaN at `0 ** 0`)",
         "logaddexp2": "derivatives as `logaddexp`'s beside `+inf`",

@@ -67,6 +67,9 @@ _LN2 = math.log(2.0)
 def promoted_operands(fname: str, *args: Any) -> tuple[list[Any], mx.Dtype]:
     """The arguments as arrays of their common dtype, and that dtype; Python
     scalars are weakly typed (they do not widen an array's dtype), as in JAX."""
+    for i, a in enumerate(args):
+        if isinstance(a, (str, bytes)) or a is None:
+            raise TypeError(f"{fname}: argument {i} must be an array or a number, got {a!r}")
     weak = [a if isinstance(a, (bool, int, float, complex)) else as_array(a, f"{fname}: x{i + 1}")
             for i, a in enumerate(args)]
     dtype = result_type(*weak)
