@@ -77,7 +77,7 @@ BINARY = [
     ("minimum", fnp.minimum, mx.minimum, binary_args(fix_x=lambda x: x + 0.01234)),
     ("arctan2", fnp.arctan2, mx.arctan2, binary_args(0.3, 3.0)),
     ("logaddexp", fnp.logaddexp, mx.logaddexp, binary_args()),
-    ("copysign", lax.copysign, None, binary_args(fix_x=away_from_zero, fix_y=away_from_zero)),
+    ("copysign", fnp.copysign, None, binary_args(fix_x=away_from_zero, fix_y=away_from_zero)),
     # fmod: away from the jumps at multiples of y
     ("rem", lax.rem, None,
      binary_args(0.5, 3.0, fix_x=lambda x: x + 7.1234, fix_y=lambda y: y + 0.0123)),
