@@ -322,3 +322,178 @@ UNCHECKED = {
     "jax.tree_util.KeyPath": "a type alias",
     "jax.tree_util.flatten_one_level_with_keys": "tests/test_tree.py",
 }
+
+
+def _lax(name, args, **kw):
+    return Oracle(f"jax.lax.{name}", args, **kw)
+
+
+def _x(d, min_dims=1, **kw):
+    return d(arrays(shape=shape(d, min_dims=min_dims), **kw))
+
+
+def _lax_pad_args(d):
+    x = _x(d)
+    config = [(d(st.integers(-1, 2)), d(st.integers(-1, 2)), d(st.integers(0, 2)))
+              for _ in range(x.ndim)]
+    config = [(lo, hi, i) if n + lo + hi + (n - 1) * i >= 0 else (0, 0, i)
+              for (lo, hi, i), n in zip(config, x.shape)]
+    return (x, np.float32(0.5), config), {}
+
+
+def _sizes(d, n):
+    cuts = sorted(d(st.lists(st.integers(0, n), max_size=3)))
+    points = [0, *cuts, n]
+    return tuple(b - a for a, b in zip(points, points[1:]))
+
+
+def _lax_split_args(d):
+    x = _x(d)
+    axis = d(st.integers(0, x.ndim - 1))
+    return (x, _sizes(d, x.shape[axis])), {"axis": axis}
+
+
+def _dynamic_slice_args(d):
+    x = _x(d)
+    sizes = tuple(d(st.integers(1, n)) for n in x.shape)
+    starts = tuple(np.int32(d(st.integers(-2, n))) for n in x.shape)
+    return (x, starts, sizes), {}
+
+
+def _dynamic_update_slice_args(d):
+    x = _x(d)
+    update = d(arrays(tuple(d(st.integers(1, n)) for n in x.shape)))
+    starts = tuple(np.int32(d(st.integers(-2, n))) for n in x.shape)
+    return (x, update, starts), {}
+
+
+def _in_dim_args(d, kind):
+    x = _x(d)
+    axis = d(st.integers(0, x.ndim - 1))
+    index = np.int32(d(st.integers(-x.shape[axis], x.shape[axis] - 1)))
+    if kind == "slice":
+        return (x, index, d(st.integers(1, x.shape[axis]))), {"axis": axis}
+    if kind == "index":
+        return (x, index), {"axis": axis, "keepdims": d(st.booleans())}
+    update_shape = list(x.shape)
+    update_shape[axis] = 1 if kind == "update_index" else d(st.integers(1, x.shape[axis]))
+    update = d(arrays(tuple(update_shape)))
+    if kind == "update_index":
+        update = update.squeeze(axis) if d(st.booleans()) else update
+    return (x, update, index, axis), {}
+
+
+def _scan_run(L, fn, c, xs):
+    return fn(lambda c, x: (L.numpy.sin(c) * x + c, c * x), c, xs)
+
+
+def _while_run(L, fn, x):
+    return fn(lambda s: s[0] < 4, lambda s: (s[0] + 1, L.numpy.tanh(s[1]) * 1.5), (0, x))[1]
+
+
+def _cond_run(L, fn, p, x):
+    return fn(p.sum() > 0, lambda v: L.numpy.sin(v), lambda v: v * 2.0, x)
+
+
+def _switch_run(L, fn, i, x):
+    return fn(i, [lambda v: L.numpy.sin(v), lambda v: v * 2.0, L.numpy.cos], x)
+
+
+def _assoc_run(L, fn, x):
+    return fn(lambda a, b: a * 0.5 + b, x)
+
+
+def _collective(name, run, **kw):
+    return _lax(name, lambda d: ((d(arrays((4, 3))),), {}),
+                run=lambda L, fn, x: L.jax.vmap(lambda v: run(L, fn, v), axis_name="i")(x),
+                **kw)
+
+
+def _two_like(d, x):
+    return x, d(arrays(x.shape, str(x.dtype)))
+
+
+def _arg_extreme_args(d):
+    x = _distinct_x(d)
+    return (x, d(st.integers(0, x.ndim - 1)), np.int32), {}
+
+
+def _cumulative_args(d, x):
+    return (x,), {"axis": d(st.integers(0, x.ndim - 1)), "reverse": d(st.booleans())}
+
+
+def _top_k_args(d):
+    x = _distinct_x(d)
+    return (x, 1), {"axis": d(st.integers(-x.ndim, x.ndim - 1))}
+
+
+def _two(d, dtype="float32"):
+    x = _x(d, 0, dtype=dtype)
+    return (x, d(arrays(x.shape, dtype))), {}
+
+
+def _distinct_x(d):
+    x = _x(d)
+    return (np.argsort(np.argsort(x, axis=None)).reshape(x.shape) * 0.37 - 1).astype(np.float32)
+
+
+LAX_CORE = [
+    *[_lax(n, _two) for n in ["max", "min"]],
+    *[_lax(n, _arg_extreme_args, grad=False) for n in ["argmax", "argmin"]],
+    *[_lax(n, lambda d: _cumulative_args(d, _x(d))) for n in ["cumsum", "cumprod"]],
+    *[_lax(n, lambda d: _cumulative_args(d, _distinct_x(d))) for n in ["cummax", "cummin"]],
+    _lax("pad", _lax_pad_args), _lax("split", _lax_split_args),
+    _lax("round", lambda d: ((d(arrays().map(lambda x: (np.round(x * 2) / 2).astype(
+        np.float32))),), {}), grad=False),
+    _lax("top_k", _top_k_args),
+    _lax("sort", lambda d: ((_distinct_x(d),), {})),
+    _lax("sort_key_val", lambda d: (_two_like(d, _distinct_x(d)), {})),
+    _lax("concatenate", lambda d: ((list(_two_like(d, _x(d))), 0), {})),
+    _lax("expand_dims", lambda d: ((_x(d, 0), (0,)), {})),
+    _lax("reshape", lambda d: ((x := _x(d, 0), (x.size,)), {})),
+    _lax("squeeze", lambda d: ((d(arrays((1, 3, 1))), (0, 2)), {})),
+    _lax("transpose", lambda d: ((x := _x(d, 0), tuple(range(x.ndim))[::-1]), {})),
+    _lax("full", lambda d: (((2, d(st.integers(0, 3))), 1.5), {}), grad=False),
+    _lax("full_like", lambda d: ((_x(d, 0), 2.5), {}), grad=False),
+    _lax("dynamic_slice", _dynamic_slice_args),
+    _lax("dynamic_update_slice", _dynamic_update_slice_args),
+    _lax("dynamic_slice_in_dim", lambda d: _in_dim_args(d, "slice")),
+    _lax("dynamic_index_in_dim", lambda d: _in_dim_args(d, "index")),
+    _lax("dynamic_update_slice_in_dim", lambda d: _in_dim_args(d, "update_slice")),
+    _lax("dynamic_update_index_in_dim", lambda d: _in_dim_args(d, "update_index")),
+    _lax("scan", lambda d: ((d(arrays((2,))), d(arrays((5, 2)))), {}), run=_scan_run),
+    _lax("fori_loop", lambda d: ((d(arrays((3,))),), {}),
+         run=lambda L, fn, x: fn(0, 4, lambda i, v: L.numpy.sin(v) + i, x)),
+    _lax("while_loop", lambda d: ((d(arrays((3,))),), {}), run=_while_run, grad=False),
+    _lax("map", lambda d: ((d(arrays((4, 2))),), {}),
+         run=lambda L, fn, x: fn(lambda r: L.numpy.sum(L.numpy.sin(r) * r), x)),
+    _lax("cond", lambda d: ((d(arrays((3,))), d(arrays((3,)))), {}), run=_cond_run),
+    _lax("switch", lambda d: ((np.int32(d(st.integers(-1, 3))), d(arrays((3,)))), {}),
+         run=_switch_run),
+    _lax("associative_scan", lambda d: ((d(arrays((5, 2))),), {}), run=_assoc_run),
+    _lax("optimization_barrier", lambda d: ((_x(d, 0),), {})),
+    _collective("psum", lambda L, fn, v: fn(v, "i")),
+    _collective("pmean", lambda L, fn, v: fn(v, "i")),
+    _collective("pmax", lambda L, fn, v: fn(v, "i"), grad=False),
+    _collective("pmin", lambda L, fn, v: fn(v, "i"), grad=False),
+    _collective("all_gather", lambda L, fn, v: fn(v, "i")),
+    _collective("axis_index", lambda L, fn, v: fn("i") * v),
+    _lax("psum_scatter", lambda d: ((d(arrays((4, 4))),), {}),
+         run=lambda L, fn, x: L.jax.vmap(lambda v: fn(v, "i", tiled=True), axis_name="i")(x)),
+]
+
+LAX_CORE += [
+    _lax("fft", lambda d: ((d(arrays((2, 4), "complex64")), d(st.sampled_from(
+        ["FFT", "IFFT", "fft"])), (4,)), {}), grad=False, rtol=1e-4, atol=1e-4),
+    _lax("fft", lambda d: ((d(arrays((2, 4))), "RFFT", (4,)), {}), grad=False, rtol=1e-4,
+         atol=1e-4, id="rfft"),
+]
+ORACLE += LAX_CORE
+UNCHECKED.update({
+    "jax.lax.RoundingMethod": "an enum: the jax.lax.round case passes its values",
+    "jax.lax.FftType": "an enum: the jax.lax.fft case passes its names",
+    **{f"jax.lax.{n}": "takes ftorch's indexing spec, not XLA's dimension numbers (listed in "
+                       "the translation table); tests/test_indexing.py checks it"
+       for n in ["gather", "scatter", "scatter_add", "scatter_mul", "scatter_min",
+                 "scatter_max"]},
+})
