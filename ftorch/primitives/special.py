@@ -75,7 +75,8 @@ from ftorch.primitives._rules import (
 from ftorch.primitives.elementwise import accurate_exp as _exp
 
 __all__ = ["lgamma", "digamma", "polygamma", "bessel_i0e", "bessel_i1e", "erfc", "log_ndtr",
-           "ndtri", "sinc", "igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "betainc"]
+           "ndtri", "sinc", "igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "betainc",
+           "erfcx", "expi", "exp1", "zeta"]
 
 _LOG_PI = math.log(math.pi)
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -481,6 +482,18 @@ def _erfc_abs(a: mx.array) -> mx.array:
     return _erf_erfc_abs(a)[1]
 
 
+def _erfcx_abs(a: mx.array) -> mx.array:
+    """``exp(a^2) erfc(a)`` for ``a >= 0`` (no overflow, no underflow)."""
+    split = _ERFC_SPLIT[a.dtype]
+    small = mx.minimum(a, split)
+    erfc_small = _erfc_abs(small)
+    big = mx.maximum(a, split)
+    f = big
+    for k in range(_ERFC_FRACTION_TERMS, 0, -1):
+        f = big + (0.5 * k) / f
+    return mx.where(a < split, _exp(small * small) * erfc_small, 1.0 / (_SQRT_PI * f))
+
+
 @_in_float32
 def _erfc_impl(x: mx.array) -> mx.array:
     out = _erfc_abs(mx.abs(x))
@@ -502,6 +515,33 @@ def erfc(x: Any) -> Any:
     ['1.000000e+00', '1.537460e-12']
     """
     return erfc_p.bind(x)
+
+
+@_in_float32
+def _erfcx_impl(x: mx.array) -> mx.array:
+    # For x < 0, erfcx(x) = 2 e^(x^2) - erfcx(-x) (+inf once e^(x^2) overflows).
+    pos = _erfcx_abs(mx.abs(x))
+    twice_exp_square = 2.0 / _exp_neg_square(mx.abs(x))
+    return mx.where(x < 0, twice_exp_square - pos, pos)
+
+
+erfcx_p = Primitive("erfcx", _erfcx_impl, elementwise=True)
+vectorized(erfcx_p)
+derivative(erfcx_p, lambda x, y: lax.subtract(lax.multiply(lax.multiply(2.0, x), y),
+                                              2.0 / _SQRT_PI))
+
+
+def erfcx(x: Any) -> Any:
+    """The scaled complementary error function ``exp(x^2) erfc(x)`` of a
+    floating array, without overflow or underflow for large ``x`` (``+inf``
+    once ``exp(x^2)`` overflows for negative ``x``), as
+    ``jax.scipy.special.erfcx``; derivative ``2 x erfcx(x) - 2/sqrt(pi)``.
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> [f"{v:.6e}" for v in lax.erfcx(mx.array([-1.0, 0.0, 30.0])).tolist()]
+    ['5.008980e+00', '1.000000e+00', '1.879589e-02']
+    """
+    return erfcx_p.bind(x)
 
 
 _LOG_NDTR_SERIES_TERMS = 10
@@ -781,18 +821,6 @@ _TEMME_WIDTH = 0.3
 _IGAMMA_SERIES_TERMS = {mx.float64: 120, mx.float32: 64}
 _IGAMMA_FRACTION_TERMS = {mx.float64: 120, mx.float32: 64}
 _IGAMMA_SMALL_A_TERMS = 30  # of sum (-x)^n / (n! (a + n)) for x < 2
-
-
-def _erfcx_abs(a: mx.array) -> mx.array:
-    """``exp(a^2) erfc(a)`` for ``a >= 0`` (no overflow, no underflow)."""
-    split = _ERFC_SPLIT[a.dtype]
-    small = mx.minimum(a, split)
-    erfc_small = _erfc_abs(small)
-    big = mx.maximum(a, split)
-    f = big
-    for k in range(_ERFC_FRACTION_TERMS, 0, -1):
-        f = big + (0.5 * k) / f
-    return mx.where(a < split, _exp(small * small) * erfc_small, 1.0 / (_SQRT_PI * f))
 
 
 def _igamma_log_tail(a: mx.array, x: mx.array) -> tuple[mx.array, mx.array]:
@@ -1163,3 +1191,137 @@ def betainc(a: Any, b: Any, x: Any) -> Any:
     [0.5248, 0.999675]
     """
     return betainc_p.bind(a, b, x)
+
+
+# ----------------------------------------------------------------------------
+# Exponential integrals
+# ----------------------------------------------------------------------------
+
+_EULER_GAMMA = 0.5772156649015329
+_E1_SERIES_TO = 1.0
+_E1_SERIES_TERMS = 24
+_E1_FRACTION_TERMS = 110
+_EI_ASYMPTOTIC_FROM = 40.0
+_EI_SERIES_TERMS = 110
+_EI_ASYMPTOTIC_TERMS = 40
+
+
+def _e1_positive(x: mx.array) -> mx.array:
+    """``E1(x) = int_x^inf e^-t / t dt`` for ``x > 0``: its power series
+    ``-gamma - log x - sum_k (-x)^k / (k k!)`` up to 1, and the continued
+    fraction ``e^-x / (x + 1 - 1 / (x + 3 - 4 / (x + 5 - 9 / ...)))`` beyond."""
+    small = mx.minimum(x, _E1_SERIES_TO)
+    s, term = mx.zeros_like(x), mx.ones_like(x)  # sum_k (-x)^k / (k k!)
+    for k in range(1, _E1_SERIES_TERMS + 1):
+        term = term * (-small / k)
+        s = s + term / k
+    series = -_EULER_GAMMA - mx.log(small) - s
+    big = mx.maximum(x, _E1_SERIES_TO)
+    f = big + (2 * _E1_FRACTION_TERMS + 1)
+    for k in range(_E1_FRACTION_TERMS, 0, -1):
+        f = big + (2 * k - 1) - (k * k) / f
+    return mx.where(x <= _E1_SERIES_TO, series, _exp(-big) / f)
+
+
+def _ei_positive(x: mx.array) -> mx.array:
+    """``Ei(x)`` for ``x > 0``: ``gamma + log x + sum_k x^k / (k k!)`` (all
+    terms positive) up to 40, then ``e^x / x sum_k k! / x^k``."""
+    small = mx.minimum(x, _EI_ASYMPTOTIC_FROM)
+    s, term = mx.zeros_like(x), mx.ones_like(x)  # sum_k x^k / (k k!)
+    for k in range(1, _EI_SERIES_TERMS + 1):
+        term = term * (small / k)
+        s = s + term / k
+    series = _EULER_GAMMA + mx.log(small) + s
+    big = mx.maximum(x, _EI_ASYMPTOTIC_FROM)
+    a = mx.ones_like(x)
+    for k in range(_EI_ASYMPTOTIC_TERMS, 0, -1):
+        a = 1.0 + a * (k / big)
+    return mx.where(x <= _EI_ASYMPTOTIC_FROM, series, _exp(big - mx.log(big)) * a)
+
+
+@_in_float32
+def _exp1_impl(x: mx.array) -> mx.array:
+    out = _e1_positive(mx.where(x > 0, x, 1.0))
+    return mx.where(x > 0, out, mx.where(x == 0, math.inf, math.nan))
+
+
+exp1_p = Primitive("exp1", _exp1_impl, elementwise=True)
+vectorized(exp1_p)
+derivative(exp1_p, lambda x, y: lax.negative(lax.divide(lax.exp(lax.negative(x)), x)))
+
+
+def exp1(x: Any) -> Any:
+    """The exponential integral ``E1(x) = int_x^inf e^-t / t dt`` of a
+    floating array, as ``jax.scipy.special.exp1`` (``inf`` at 0, NaN for
+    ``x < 0``); derivative ``-e^-x / x``.
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> [round(v, 6) for v in lax.exp1(mx.array([0.1, 1.0, 5.0])).tolist()]
+    [1.822924, 0.219384, 0.001148]
+    """
+    return exp1_p.bind(x)
+
+
+@_in_float32
+def _expi_impl(x: mx.array) -> mx.array:
+    # Ei(x) = -E1(-x) for x < 0.
+    pos = _ei_positive(mx.where(x > 0, x, 1.0))
+    neg = -_e1_positive(mx.where(x < 0, -x, 1.0))
+    out = mx.where(x > 0, pos, neg)
+    return mx.where(x == 0, -math.inf, out)
+
+
+expi_p = Primitive("expi", _expi_impl, elementwise=True)
+vectorized(expi_p)
+derivative(expi_p, lambda x, y: lax.divide(lax.exp(x), x))
+
+
+def expi(x: Any) -> Any:
+    """The exponential integral ``Ei(x) = -PV int_-x^inf e^-t / t dt`` of a
+    floating array, as ``jax.scipy.special.expi`` (``-inf`` at 0, as SciPy;
+    ``-E1(-x)`` for ``x < 0``); derivative ``e^x / x``.
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> [round(v, 6) for v in lax.expi(mx.array([-1.0, 0.5, 2.0])).tolist()]
+    [-0.219384, 0.45422, 4.954234]
+    """
+    return expi_p.bind(x)
+
+
+# ----------------------------------------------------------------------------
+# The Hurwitz zeta function (a composite: its derivatives are those of the sum)
+# ----------------------------------------------------------------------------
+
+_ZETA_SHIFT = 12
+# Euler-Maclaurin: B_2j / (2j)! for the tail's terms j = 1 ... 9.
+_ZETA_TAIL = tuple(b / math.factorial(2 * j) for j, b in enumerate(_BERNOULLI[:9], 1))
+
+
+def zeta(x: Any, q: Any) -> Any:
+    """The Hurwitz zeta function ``zeta(x, q) = sum_k (q + k)^-x`` (``x > 1``;
+    ``inf`` at ``x == 1``, NaN below), as ``jax.lax.zeta``. The first
+    ``12`` terms are summed, the rest by the Euler-Maclaurin formula
+    ``a^(1-x) / (x-1) + a^-x / 2 + sum_j B_2j / (2j)! x (x+1) ... (x+2j-2) a^(-x-2j+1)``,
+    ``a = q + 12``. A composite of ``lax`` ops, so differentiable in both
+    ``x`` and ``q`` (``jax.lax.zeta`` has no derivative; ``jax.scipy.special.zeta``
+    has these).
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> [round(v, 6) for v in lax.zeta(mx.array([2.0, 3.0]), mx.array([1.0, 0.5])).tolist()]
+    [1.644934, 8.414398]
+    """
+    direct = lax.power(q, lax.negative(x))
+    for k in range(1, _ZETA_SHIFT):
+        direct = lax.add(direct, lax.power(lax.add(q, float(k)), lax.negative(x)))
+    a = lax.add(q, float(_ZETA_SHIFT))
+    a_pow = lax.power(a, lax.negative(x))  # a^-x
+    tail = lax.add(lax.divide(lax.multiply(a_pow, a), lax.subtract(x, 1.0)),
+                   lax.multiply(0.5, a_pow))
+    term = lax.divide(lax.multiply(a_pow, x), a)  # x (x+1) ... (x+2j-2) a^(-x-2j+1), j = 1
+    inv_a2 = lax.reciprocal(lax.square(a))
+    for j, c in enumerate(_ZETA_TAIL, 1):
+        tail = lax.add(tail, lax.multiply(c, term))
+        rising = lax.multiply(lax.add(x, float(2 * j - 1)), lax.add(x, float(2 * j)))
+        term = lax.multiply(term, lax.multiply(rising, inv_a2))
+    out = lax.add(direct, tail)
+    return lax.where(lax.less(x, 1.0), math.nan, lax.where(lax.equal(x, 1.0), math.inf, out))

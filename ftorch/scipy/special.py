@@ -26,6 +26,7 @@ names), and ``sinc`` (``numpy.sinc``).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import mlx.core as mx
@@ -44,6 +45,8 @@ __all__ = [
     "xlogy", "xlog1py", "entr", "rel_entr", "kl_div", "logit", "expit", "log_expit",
     "softplus", "erf", "erfc", "erfinv", "ndtr", "ndtri", "log_ndtr", "i0", "i0e", "i1", "i1e",
     "sinc", "logsumexp", "softmax", "log_softmax", "gammainc", "gammaincc", "betainc",
+    "loggamma", "factorial", "comb", "poch", "bernoulli", "boxcox", "boxcox1p", "erfcx", "expi",
+    "exp1", "zeta", "hyp1f1",
 ]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -522,6 +525,19 @@ def erfc(x: Any) -> Any:
     return lax.erfc(x)
 
 
+def erfcx(x: Any) -> Any:
+    """The scaled complementary error function ``exp(x^2) erfc(x)``, without
+    overflow or underflow for large ``x``, as ``jax.scipy.special.erfcx``
+    (``ftorch.lax.erfcx``).
+
+    >>> import ftorch.scipy.special as fss, mlx.core as mx
+    >>> [f"{v:.6e}" for v in fss.erfcx(mx.array([0.0, 1e4])).tolist()]
+    ['1.000000e+00', '5.641896e-05']
+    """
+    (x,) = _inexact("erfcx", x)
+    return lax.erfcx(x)
+
+
 def erfinv(x: Any) -> Any:
     """The inverse error function on (-1, 1), as ``jax.scipy.special.erfinv``
     (MLX's ``erfinv``; ``ndtri`` is accurate in the tails).
@@ -627,6 +643,239 @@ def i1(x: Any) -> Any:
     """
     (x,) = _inexact("i1", x)
     return lax.multiply(lax.bessel_i1e(x), lax.exp(lax.abs(x)))
+
+
+# ----------------------------------------------------------------------------
+# Factorials, binomial coefficients, Pochhammer symbols, Bernoulli numbers
+# ----------------------------------------------------------------------------
+
+
+def loggamma(x: Any) -> Any:
+    """The principal branch of ``log Gamma(x)`` for real ``x``, as
+    ``jax.scipy.special.loggamma``: ``gammaln(x)`` for ``x >= 0`` (``inf``
+    at 0, as SciPy) and NaN for ``x < 0``, where ``Gamma`` may be negative.
+    Complex arguments are not supported (MLX has no complex ``lgamma``).
+
+    >>> import ftorch.scipy.special as fss, mlx.core as mx
+    >>> [round(v, 6) for v in fss.loggamma(mx.array([0.5, 3.0])).tolist()]
+    [0.572365, 0.693147]
+    """
+    (x,) = _inexact("loggamma", x)
+    return lax.where(lax.less(x, 0.0), math.nan, lax.lgamma(x))
+
+
+def factorial(n: Any, exact: bool = False) -> Any:
+    """``n! = Gamma(n + 1)`` as a float (0 for ``n < 0``), as
+    ``jax.scipy.special.factorial``; ``exact=True`` (arbitrary-precision
+    integers) is not supported, as in JAX.
+
+    >>> import ftorch.scipy.special as fss, mlx.core as mx
+    >>> [round(v, 3) for v in fss.factorial(mx.array([-1, 0, 4])).tolist()]
+    [0.0, 1.0, 24.0]
+    """
+    if exact:
+        raise NotImplementedError("factorial: exact=True is not supported (as in JAX): the "
+                                  "result is a float, Gamma(n + 1)")
+    (n,) = _inexact("factorial", n)
+    return lax.where(lax.less(n, 0.0), 0.0, lax.exp(lax.lgamma(lax.add(n, 1.0))))
+
+
+def comb(N: Any, k: Any, *, repetition: bool = False) -> Any:
+    """The binomial coefficient ``N! / (k! (N - k)!)`` as a float (``N`` and
+    ``k`` may be non-integers), 0 where ``N < 0``, ``k < 0`` or ``k > N``, as
+    ``jax.scipy.special.comb``; ``repetition=True`` counts combinations with
+    repetition, ``comb(N + k - 1, k)``. Computed as
+    ``exp(-log1p(N) - betaln(N - k + 1, k + 1))``.
+
+    >>> import ftorch.scipy.special as fss, mlx.core as mx
+    >>> [round(v, 3) for v in fss.comb(mx.array([5, 10, 5]), mx.array([2, 3, 6])).tolist()]
+    [10.0, 120.0, 0.0]
+    """
+    N, k = _inexact("comb", N, k)
+    if repetition:
+        N = lax.subtract(lax.add(N, k), 1.0)
+    valid = lax.logical_and(lax.logical_and(lax.greater_equal(N, 0.0), lax.greater_equal(k, 0.0)),
+                            lax.less_equal(k, N))
+    # Safe operands where the result is 0, so that no NaN reaches the gradient.
+    Ns, ks = lax.where(valid, N, 1.0), lax.where(valid, k, 0.0)
+    log_comb = lax.negative(lax.add(lax.log1p(Ns), betaln(lax.add(lax.subtract(Ns, ks), 1.0),
+                                                          lax.add(ks, 1.0))))
+    return lax.where(valid, lax.exp(log_comb), 0.0)
+
+
+def poch(z: Any, m: Any) -> Any:
+    """The Pochhammer symbol (rising factorial) ``(z)_m = Gamma(z + m) / Gamma(z)``,
+    with its sign, as ``jax.scipy.special.poch`` (0 where ``z`` is a pole and
+    ``z + m`` is not); its derivatives are ``(z)_m (digamma(z + m) - digamma(z))``
+    in ``z`` and ``(z)_m digamma(z + m)`` in ``m``.
+
+    >>> import ftorch.scipy.special as fss, mlx.core as mx
+    >>> z, m = mx.array([1.0, 0.5, 3.0]), mx.array([2.0, 1.0, -1.0])
+    >>> [round(v, 6) for v in fss.poch(z, m).tolist()]
+    [2.0, 0.5, 0.5]
+    """
+    z, m = _inexact("poch", z, m)
+    zm = lax.add(z, m)
+    sign = lax.multiply(gammasgn(zm), gammasgn(z))
+    return lax.multiply(sign, lax.exp(lax.subtract(lax.lgamma(zm), lax.lgamma(z))))
+
+
+def _bernoulli_exact(n: int) -> list[Fraction]:
+    """``B_0 ... B_n`` (``B_1 = -1/2``), from
+    ``sum_{k<=m} C(m+1, k) B_k = 0`` for ``m >= 1``."""
+    b = [Fraction(1)]
+    for m in range(1, n + 1):
+        b.append(-sum((math.comb(m + 1, k) * b[k] for k in range(m)), Fraction(0)) / (m + 1))
+    return b
+
+
+def bernoulli(n: int) -> Any:
+    """The Bernoulli numbers ``B_0 ... B_n`` (``n + 1`` of them, with
+    ``B_1 = -1/2``) as a float32 array, as ``jax.scipy.special.bernoulli``
+    (``inf`` once they pass float32's range, from about ``n = 70``).
+
+    >>> import ftorch.scipy.special as fss
+    >>> [round(v, 6) for v in fss.bernoulli(4).tolist()]
+    [1.0, -0.5, 0.166667, 0.0, -0.033333]
+    """
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"bernoulli: n must be a Python int, got {n!r}")
+    if n < 0:
+        raise ValueError(f"bernoulli: n must be non-negative, got {n}")
+    values = []
+    for b in _bernoulli_exact(n):
+        try:
+            values.append(float(b))
+        except OverflowError:
+            values.append(math.inf if b > 0 else -math.inf)
+    return mx.array(values, dtype=mx.float32)
+
+
+# ----------------------------------------------------------------------------
+# Box-Cox transforms
+# ----------------------------------------------------------------------------
+
+
+def _boxcox(log_x: Any, lmbda: Any) -> Any:
+    """``expm1(lmbda log_x) / lmbda`` as ``log_x exprel(lmbda log_x)``,
+    ``exprel(z) = expm1(z) / z`` by its Taylor series near 0: smooth through
+    ``lmbda == 0`` (value ``log_x``, derivative in ``lmbda`` ``log_x^2 / 2``);
+    at ``log_x == -inf`` its limit, ``-1/lmbda`` for ``lmbda > 0``, else ``-inf``."""
+    at_zero = lax.equal(log_x, -math.inf)
+    positive = lax.logical_and(at_zero, lax.greater(lmbda, 0.0))
+    limit = lax.where(positive, lax.negative(lax.reciprocal(lax.where(positive, lmbda, 1.0))),
+                      -math.inf)
+    log_x = lax.where(at_zero, 0.0, log_x)
+    z = lax.multiply(lmbda, log_x)
+    near = lax.less(lax.abs(z), 1e-3)
+    zn, zf = lax.where(near, z, 0.0), lax.where(near, 1.0, z)
+    taylor = lax.full_like(zn, 1.0 / math.factorial(6))
+    for k in range(5, 0, -1):
+        taylor = lax.add(lax.multiply(taylor, zn), 1.0 / math.factorial(k))
+    out = lax.multiply(log_x, lax.where(near, taylor, lax.divide(lax.expm1(zf), zf)))
+    return lax.where(at_zero, limit, out)
+
+
+def boxcox(x: Any, lmbda: Any) -> Any:
+    """The Box-Cox transform ``(x^lmbda - 1) / lmbda`` (``log x`` at
+    ``lmbda == 0``), as ``jax.scipy.special.boxcox``; computed as
+    ``expm1(lmbda log x) / lmbda``, exact for small ``lmbda``; NaN for ``x < 0``.
+
+    >>> import ftorch.scipy.special as fss, mlx.core as mx
+    >>> [round(v, 6) for v in fss.boxcox(mx.array([2.0, 2.0]), mx.array([0.0, 0.5])).tolist()]
+    [0.693147, 0.828427]
+    """
+    x, lmbda = _inexact("boxcox", x, lmbda)
+    return _boxcox(lax.log(x), lmbda)
+
+
+def boxcox1p(x: Any, lmbda: Any) -> Any:
+    """The Box-Cox transform of ``1 + x``, ``((1 + x)^lmbda - 1) / lmbda``
+    (``log1p(x)`` at ``lmbda == 0``), accurate for small ``x``, as
+    ``jax.scipy.special.boxcox1p``; NaN for ``x < -1``.
+
+    >>> import ftorch.scipy.special as fss, mlx.core as mx
+    >>> [round(v, 6) for v in fss.boxcox1p(mx.array([1.0, 1.0]), mx.array([0.0, 0.5])).tolist()]
+    [0.693147, 0.828427]
+    """
+    x, lmbda = _inexact("boxcox1p", x, lmbda)
+    return _boxcox(lax.log1p(x), lmbda)
+
+
+# ----------------------------------------------------------------------------
+# Exponential integrals, the Hurwitz zeta function, Kummer's function
+# ----------------------------------------------------------------------------
+
+
+def expi(x: Any) -> Any:
+    """The exponential integral ``Ei(x) = -PV int_-x^inf e^-t / t dt``, as
+    ``jax.scipy.special.expi`` (``ftorch.lax.expi``; ``-inf`` at 0, as SciPy).
+
+    >>> import ftorch.scipy.special as fss, mlx.core as mx
+    >>> [round(v, 6) for v in fss.expi(mx.array([-1.0, 1.0])).tolist()]
+    [-0.219384, 1.895118]
+    """
+    (x,) = _inexact("expi", x)
+    return lax.expi(x)
+
+
+def exp1(x: Any) -> Any:
+    """The exponential integral ``E1(x) = int_x^inf e^-t / t dt``, as
+    ``jax.scipy.special.exp1`` (``ftorch.lax.exp1``; ``inf`` at 0, NaN below).
+
+    >>> import ftorch.scipy.special as fss, mlx.core as mx
+    >>> [round(v, 6) for v in fss.exp1(mx.array([0.5, 1.0])).tolist()]
+    [0.559774, 0.219384]
+    """
+    (x,) = _inexact("exp1", x)
+    return lax.exp1(x)
+
+
+def zeta(x: Any, q: Any = None) -> Any:
+    """The Hurwitz zeta function ``sum_k (q + k)^-x`` for ``x > 1`` (``inf``
+    at ``x == 1``, NaN below), as ``jax.scipy.special.zeta``
+    (``ftorch.lax.zeta``); differentiable in both arguments. As in JAX,
+    ``q`` is required (the Riemann zeta function is ``zeta(x, 1.0)`` for
+    ``x > 1``).
+
+    >>> import ftorch.scipy.special as fss, mlx.core as mx
+    >>> [round(v, 6) for v in fss.zeta(mx.array([2.0, 4.0]), 1.0).tolist()]
+    [1.644934, 1.082323]
+    """
+    if q is None:
+        raise NotImplementedError("zeta: pass q (the Riemann zeta function is zeta(x, 1.0) "
+                                  "for x > 1); as in JAX, q=None is not implemented")
+    x, q = _inexact("zeta", x, q)
+    return lax.zeta(x, q)
+
+
+_HYP1F1_TERMS = 80
+
+
+def hyp1f1(a: Any, b: Any, x: Any) -> Any:
+    """Kummer's confluent hypergeometric function
+    ``1F1(a; b; x) = sum_k (a)_k / (b)_k x^k / k!``, as
+    ``jax.scipy.special.hyp1f1``: the series (80 terms) at ``|x|``, with
+    Kummer's transformation ``1F1(a; b; x) = e^x 1F1(b - a; b; -x)`` for
+    ``x < 0`` (so its terms keep one sign for ``0 < a < b``). A composite of
+    ``lax`` ops, so differentiable in ``a``, ``b`` and ``x``; accurate for
+    ``|x|`` up to about 20 (for larger ``|x|`` the truncated series is not).
+
+    >>> import ftorch.scipy.special as fss, mlx.core as mx
+    >>> [round(v, 6) for v in fss.hyp1f1(1.0, 2.0, mx.array([1.0, -3.0])).tolist()]
+    [1.718282, 0.316738]
+    """
+    a, b, x = _inexact("hyp1f1", a, b, x)
+    negative = lax.less(x, 0.0)
+    top = lax.where(negative, lax.subtract(b, a), a)
+    z = lax.where(negative, lax.negative(x), x)  # (|x|, its derivative 1 at 0)
+    term = lax.ones_like(lax.add(top, lax.add(b, z)))
+    total = term
+    for k in range(_HYP1F1_TERMS):
+        term = lax.multiply(term, lax.divide(lax.multiply(lax.add(top, float(k)), z),
+                                             lax.multiply(lax.add(b, float(k)), float(k + 1))))
+        total = lax.add(total, term)
+    return lax.where(negative, lax.multiply(lax.exp(x), total), total)
 
 
 # ----------------------------------------------------------------------------
