@@ -45,16 +45,6 @@ NAMESPACES = [
 # Names both sides have whose arguments or meaning differ.
 SAME_NAME_DIFFERENT = {
     "jax.lax": {
-        "max": "a reduction, `lax.max(x, axes)`; JAX's `lax.max(x, y)` is `lax.maximum(x, y)`",
-        "min": "a reduction, `lax.min(x, axes)`; JAX's `lax.min(x, y)` is `lax.minimum(x, y)`",
-        "argmax": "`lax.argmax(x, axis, keepdims=False)`: no `index_dtype`",
-        "argmin": "`lax.argmin(x, axis, keepdims=False)`: no `index_dtype`",
-        "split": "`lax.split(x, indices, axis)` takes split points, JAX's takes sizes",
-        "pad": "`lax.pad(x, value, pad_width)` with `(low, high)` pairs; no interior padding",
-        "round": "`lax.round(x, decimals=0)`, no `rounding_method`",
-        "top_k": "over the last axis only (no `axis=`)",
-        "cumsum": "`axis` is required; also `inclusive=`",
-        "cumprod": "`axis` is required; also `inclusive=`",
         "gather": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
         "scatter": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
         "scatter_add": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
@@ -71,6 +61,7 @@ SAME_NAME_DIFFERENT = {
         "power": "derivative in `x` 0 where the exponent is 0, also at `x = 0` (JAX's is NaN)",
         "logaddexp": "derivative 0 in a finite operand beside a `+inf` one (JAX's is `exp(x)`)",
         "std": "gradient 0 where the standard deviation is 0 (JAX's is NaN)",
+        "nanstd": "gradient 0 where the standard deviation is 0 (JAX's is NaN)",
         "var": "gradient 0 where no degrees of freedom are left (`ddof` >= the count; the "
                "value is NaN, as in JAX, whose gradient is NaN)",
         "argmax": "`uint32` indices, as MLX gives them (JAX's are `int32`)",
