@@ -864,9 +864,10 @@ def _igamma_log_tail(a: mx.array, x: mx.array) -> tuple[mx.array, mx.array]:
     log_temme = (-0.5 * t * t - _HALF_LOG_2PI) + mx.log(mills + sign * total * mx.rsqrt(at))
     # The series and the continued fraction, with the prefactor in logs.
     log_pref = _log_gamma_prefactor(a, x)
+    xs = mx.where(series, x, a)  # (the series overflows far above a + 1)
     s = mx.ones_like(x)
     for k in range(_IGAMMA_SERIES_TERMS[dtype], 0, -1):
-        s = 1.0 + s * (x / (a + k))
+        s = 1.0 + s * (xs / (a + k))
     xf = mx.where(series | temme, a + 2.0, x)  # (the fraction needs x >= a + 1)
     f = xf + (2 * _IGAMMA_FRACTION_TERMS[dtype] + 1) - a
     for k in range(_IGAMMA_FRACTION_TERMS[dtype], 0, -1):
