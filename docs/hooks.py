@@ -92,6 +92,9 @@ SAME_NAME_DIFFERENT = {
         "boxcox1p": "derivative in `lmbda` at `lmbda = 0` is its limit `log1p(x)^2 / 2` (JAX's "
                     "is 0, and NaN for tiny `lmbda`)",
         "expi": "`-inf` at 0, as SciPy (JAX's is NaN)",
+        "expn": "`1/(n-1)` at `x = 0` for `n > 1`, as SciPy (JAX's is not); derivative at "
+                "`n = 0` that of `e^-x / x` (JAX's is NaN)",
+        "spence": "derivative `log(x) / (1 - x)` everywhere (JAX's is NaN on about (1, 3))",
         "loggamma": "`inf` at 0, as SciPy (JAX's is NaN); real arguments only",
         "zeta": "`inf` at the poles `q = 0, -1, ...` and 0 at `q = inf`, as SciPy (JAX's are "
                 "NaN)",

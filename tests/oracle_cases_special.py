@@ -99,6 +99,19 @@ INTEGRALS = [
              rtol=1e-4, atol=1e-4),
 ]
 
-ORACLE = [*INCOMPLETE, *GAMMA, *TRANSFORMS, *INTEGRALS]
+MORE = [
+    _unary("dawsn", -8.0, 8.0, rtol=1e-4, atol=1e-6),
+    # JAX's derivative of spence is NaN on about (1, 3) (docs/hooks.py): values only there.
+    _unary("spence", 0.02, 1.0, rtol=1e-4, atol=1e-5),
+    _unary("spence", 0.02, 8.0, rtol=1e-4, atol=1e-5, grad=False, id="values"),
+    # (JAX's derivative at n = 0 is NaN: docs/hooks.py.)
+    _special("expn", lambda d: ((d(arrays((3,), "int32", lo=1, hi=6)), _positive(d, 0.05, 8.0)),
+                                {}), rtol=1e-4, atol=1e-6),
+    _special("expn", lambda d: ((d(arrays((3,), "int32", lo=0, hi=6)), _positive(d, 0.05, 8.0)),
+                                {}), grad=False, rtol=1e-4, atol=1e-6, id="n0"),
+    _lax("erf_inv", lambda d: ((d(arrays(lo=-0.9, hi=0.9)),), {}), rtol=1e-4, atol=1e-5),
+]
+
+ORACLE = [*INCOMPLETE, *GAMMA, *TRANSFORMS, *INTEGRALS, *MORE]
 
 UNCHECKED = {}

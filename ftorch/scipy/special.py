@@ -46,7 +46,7 @@ __all__ = [
     "softplus", "erf", "erfc", "erfinv", "ndtr", "ndtri", "log_ndtr", "i0", "i0e", "i1", "i1e",
     "sinc", "logsumexp", "softmax", "log_softmax", "gammainc", "gammaincc", "betainc",
     "loggamma", "factorial", "comb", "poch", "bernoulli", "boxcox", "boxcox1p", "erfcx", "expi",
-    "exp1", "zeta", "hyp1f1",
+    "exp1", "zeta", "hyp1f1", "dawsn", "expn", "spence",
 ]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -847,6 +847,118 @@ def zeta(x: Any, q: Any = None) -> Any:
                                   "for x > 1); as in JAX, q=None is not implemented")
     x, q = _inexact("zeta", x, q)
     return lax.zeta(x, q)
+
+
+def dawsn(x: Any) -> Any:
+    """Dawson's integral ``e^(-x^2) int_0^x e^(t^2) dt``, as
+    ``jax.scipy.special.dawsn`` (``ftorch.lax.dawsn``).
+
+    >>> import ftorch.scipy.special as fss, mlx.core as mx
+    >>> [round(v, 6) for v in fss.dawsn(mx.array([0.5, 1.0])).tolist()]
+    [0.424436, 0.53808]
+    """
+    (x,) = _inexact("dawsn", x)
+    return lax.dawsn(x)
+
+
+_EXPN_SERIES_TERMS = 30
+_EXPN_FRACTION_TERMS = 80
+
+
+def expn(n: Any, x: Any) -> Any:
+    """The generalized exponential integral ``E_n(x) = int_1^inf e^(-x t) / t^n dt``
+    for integer ``n >= 0`` (an int or an integer array, broadcast with ``x``),
+    as ``jax.scipy.special.expn``: ``e^-x / x`` for ``n = 0``; for ``x <= 1``
+    its power series, ``(-x)^(n-1) / (n-1)! (digamma(n) - log x) -
+    sum_{k != n-1} (-x)^k / ((k - n + 1) k!)``; beyond, the continued fraction
+    ``e^-x / (x + n - n / (x + n + 2 - 2 (n+1) / (x + n + 4 - ...)))``. NaN
+    for ``n < 0`` or ``x < 0``; ``1 / (n - 1)`` at ``x = 0`` for ``n > 1``
+    (``inf`` for ``n <= 1``), as SciPy. A composite of ``lax`` ops,
+    differentiable in ``x``.
+
+    >>> import ftorch.scipy.special as fss, mlx.core as mx
+    >>> [round(v, 6) for v in fss.expn(mx.array([0, 1, 2, 5]), mx.array(1.0)).tolist()]
+    [0.367879, 0.219384, 0.148496, 0.070454]
+    """
+    n_arr = asarray(n)
+    if not (mx.issubdtype(n_arr.dtype, mx.integer) or isinstance(n, int)):
+        raise TypeError(f"expn: n must be of integer type, got dtype {n_arr.dtype}")
+    (x,) = _inexact("expn", x)
+    dtype = aval_of(x).dtype
+    nf = lax.astype(n_arr, dtype)
+    shape = _broadcast_shape(nf, x)
+    nf, x = lax.broadcast_to(nf, shape), lax.broadcast_to(x, shape)
+    positive = lax.greater(nf, 0.0)
+    ns = lax.where(positive, nf, 1.0)
+    small = lax.less_equal(x, 1.0)
+    xs = lax.where(lax.logical_and(small, lax.greater(x, 0.0)), x, 0.5)
+    # The series at x <= 1: the k = n - 1 term is the logarithmic one.
+    term = lax.ones_like(xs)  # (-x)^k / k!
+    total = lax.zeros_like(xs)
+    log_term = lax.zeros_like(xs)
+    for k in range(_EXPN_SERIES_TERMS):
+        if k:
+            term = lax.multiply(term, lax.divide(lax.negative(xs), float(k)))
+        is_log = lax.equal(ns, float(k + 1))
+        denominator = lax.where(is_log, 1.0, lax.subtract(float(k + 1), ns))
+        total = lax.subtract(total, lax.where(is_log, 0.0, lax.divide(term, denominator)))
+        log_term = lax.where(is_log, term, log_term)
+    series = lax.add(total, lax.multiply(log_term, lax.subtract(lax.digamma(ns), lax.log(xs))))
+    xf = lax.where(small, 2.0, x)
+    f = lax.add(xf, lax.add(ns, 2.0 * _EXPN_FRACTION_TERMS))
+    for k in range(_EXPN_FRACTION_TERMS, 0, -1):
+        a_k = lax.multiply(float(k), lax.add(ns, float(k - 1)))
+        f = lax.subtract(lax.add(xf, lax.add(ns, 2.0 * (k - 1))), lax.divide(a_k, f))
+    fraction = lax.divide(lax.exp(lax.negative(xf)), f)
+    out = lax.where(small, series, fraction)
+    zero_n = lax.divide(lax.exp(lax.negative(x)), x)
+    at_zero = lax.where(lax.greater(nf, 1.0), lax.reciprocal(lax.subtract(ns, 1.0)), math.inf)
+    out = lax.where(positive, lax.where(lax.equal(x, 0.0), at_zero, out), zero_n)
+    return lax.where(lax.logical_or(lax.less(nf, 0.0), lax.less(x, 0.0)), math.nan, out)
+
+
+def _broadcast_shape(*xs: Any) -> tuple[int, ...]:
+    return tuple(mx.broadcast_shapes(*(tuple(aval_of(v).shape) for v in xs)))
+
+
+_SPENCE_TERMS = 50
+
+
+def _dilog_series(z: Any) -> Any:
+    """``Li2(z) = sum_k z^k / k^2`` for ``|z| <= 1/2``."""
+    total, power = lax.zeros_like(z), lax.ones_like(z)
+    for k in range(1, _SPENCE_TERMS + 1):
+        power = lax.multiply(power, z)
+        total = lax.add(total, lax.multiply(power, 1.0 / (k * k)))
+    return total
+
+
+def spence(x: Any) -> Any:
+    """Spence's function ``int_1^x log(t) / (1 - t) dt = Li2(1 - x)`` for
+    ``x >= 0`` (NaN below), as ``jax.scipy.special.spence``. For ``x > 1``
+    it is ``-spence(1/x) - log(x)^2 / 2``; on [1/2, 1] the series of
+    ``Li2(1 - x)`` and below 1/2 the reflection
+    ``pi^2/6 - log(x) log(1 - x) - Li2(x)``, each series in an argument of at
+    most 1/2. A composite of ``lax`` ops: its derivative is
+    ``log(x) / (1 - x)``.
+
+    >>> import ftorch.scipy.special as fss, mlx.core as mx
+    >>> [round(v, 6) for v in fss.spence(mx.array([0.0, 0.5, 1.0, 2.0])).tolist()]
+    [1.644934, 0.582241, 0.0, -0.822467]
+    """
+    (x,) = _inexact("spence", x)
+    big = lax.greater(x, 1.0)
+    y = lax.where(big, lax.reciprocal(lax.where(big, x, 1.0)), x)  # in [0, 1]
+    upper = lax.greater_equal(y, 0.5)
+    near_one = _dilog_series(lax.where(upper, lax.subtract(1.0, y), 0.0))
+    ys = lax.where(upper, 0.25, lax.maximum(y, 0.0))
+    y_log = lax.where(lax.equal(ys, 0.0), 0.0, lax.multiply(lax.log(lax.where(
+        lax.equal(ys, 0.0), 1.0, ys)), lax.log1p(lax.negative(ys))))
+    reflected = lax.subtract(lax.subtract(math.pi ** 2 / 6, y_log), _dilog_series(ys))
+    s = lax.where(upper, near_one, reflected)
+    log_x = lax.log(lax.where(big, x, 1.0))
+    out = lax.where(big, lax.subtract(lax.negative(s), lax.multiply(0.5, lax.square(log_x))), s)
+    return lax.where(lax.less(x, 0.0), math.nan, out)
 
 
 _HYP1F1_TERMS = 80
