@@ -92,6 +92,8 @@ SAME_NAME_DIFFERENT = {
         "boxcox1p": "derivative in `lmbda` at `lmbda = 0` is its limit `log1p(x)^2 / 2` (JAX's "
                     "is 0, and NaN for tiny `lmbda`)",
         "expi": "`-inf` at 0, as SciPy (JAX's is NaN)",
+        "bessel_jn": "finite for every `z` and differentiable (JAX's is NaN for `|z|` below "
+                     "about 4, and its derivative is not `J_k'`)",
         "expn": "`1/(n-1)` at `x = 0` for `n > 1`, as SciPy (JAX's is not); derivative at "
                 "`n = 0` that of `e^-x / x` (JAX's is NaN)",
         "spence": "derivative `log(x) / (1 - x)` everywhere (JAX's is NaN on about (1, 3))",

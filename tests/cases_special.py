@@ -101,4 +101,6 @@ CASES = [
     Case("dawsn", lax.dawsn, unary(-8.0, 8.0), name="dawsn", **LOOSE),
     Case("log1p", fss.spence, unary(0.05, 6.0), name="spence", **LOOSE),
     Case("divide", lambda x: fss.expn(2, x), unary(0.2, 6.0), name="expn", **LOOSE),
+    Case("multiply", lambda z: fss.bessel_jn(z, v=3), unary(-12.0, 12.0), name="bessel_jn",
+         **LOOSE),
 ]

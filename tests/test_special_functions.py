@@ -148,3 +148,13 @@ def test_boxcox_derivative_in_lmbda_is_smooth_through_zero():
     x = mx.array(2.0, dtype=mx.float64)
     g0 = ft.grad(lambda lm: fss.boxcox(x, lm))(mx.array(0.0, dtype=mx.float64)).item()
     assert np.isclose(g0, np.log(2.0) ** 2 / 2, rtol=1e-12)
+
+
+def test_bessel_jn_matches_scipy_near_zero_and_its_derivative():
+    z = np.array([0.0, 1e-25, 1e-5, 0.1, 0.5, 1.0, 2.0, 5.0, 12.0, 20.0, -3.0])
+    want = np.stack([sp.jv(k, z) for k in range(5)])
+    for dtype, atol in ((mx.float64, 1e-14), (mx.float32, 3e-7)):
+        out = np.array(fss.bessel_jn(mx.array(z, dtype=dtype), v=4))
+        np.testing.assert_allclose(out, want, atol=atol)
+    slope = ft.grad(lambda t: fss.bessel_jn(t, v=2)[1])(mx.array(5.0, dtype=mx.float64))
+    assert np.isclose(slope.item(), sp.jvp(1, 5.0), rtol=1e-10)
