@@ -103,4 +103,6 @@ CASES = [
     Case("divide", lambda x: fss.expn(2, x), unary(0.2, 6.0), name="expn", **LOOSE),
     Case("multiply", lambda z: fss.bessel_jn(z, v=3), unary(-12.0, 12.0), name="bessel_jn",
          **LOOSE),
+    Case("exp", fss.owens_t, st.tuples(floats((3,), -3.0, 3.0), floats((3,), -3.0, 3.0)),
+         name="owens_t", **LOOSE),
 ]

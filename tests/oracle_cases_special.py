@@ -114,6 +114,9 @@ MORE = [
     _special("bessel_jn", lambda d: ((d(arrays(lo=5.0, hi=25.0)),),
                                      {"v": d(st.integers(0, 4))}), grad=False,
              rtol=1e-4, atol=2e-6),
+    _special("owens_t", lambda d: ((d(arrays((3,), lo=-4.0, hi=4.0)),
+                                    d(arrays((3,), lo=-4.0, hi=4.0))), {}),
+             rtol=1e-4, atol=1e-6),
     _lax("erf_inv", lambda d: ((d(arrays(lo=-0.9, hi=0.9)),), {}), rtol=1e-4, atol=1e-5),
 ]
 

@@ -158,3 +158,14 @@ def test_bessel_jn_matches_scipy_near_zero_and_its_derivative():
         np.testing.assert_allclose(out, want, atol=atol)
     slope = ft.grad(lambda t: fss.bessel_jn(t, v=2)[1])(mx.array(5.0, dtype=mx.float64))
     assert np.isclose(slope.item(), sp.jvp(1, 5.0), rtol=1e-10)
+
+
+def test_owens_t_matches_scipy_and_ndtr_has_no_nan_far_out():
+    h = RNG.uniform(-10, 10, 3000)
+    a = RNG.uniform(-5, 5, 3000) * np.exp(RNG.uniform(-3, 3, 3000))
+    for dtype in (np.float64, np.float32):
+        out, args = _run(fss.owens_t, dtype, h, a)
+        rtol = 1e-12 if dtype == np.float64 else 3e-5
+        assert _rel_error(out, sp.owens_t(*args), DTYPES[dtype][2]) < rtol
+    # (erfc's e^(-x^2) once overflowed to 0 * inf far out in float32.)
+    np.testing.assert_array_equal(np.array(fss.ndtr(mx.array([-278.0, -95.0]))), [0.0, 0.0])

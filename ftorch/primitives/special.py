@@ -128,10 +128,12 @@ def _exp_neg_square(a: mx.array) -> mx.array:
     """``exp(-a^2)`` for ``a >= 0`` without the rounding of ``a^2``: ``a`` is
     split into a head with half the bits (its square exact) and a tail."""
     head_dtype = mx.float32 if a.dtype == mx.float64 else mx.bfloat16
-    ok = a < 1e15  # beyond, the result is 0 (and the head's square overflows)
-    hi = mx.where(ok, a.astype(head_dtype).astype(a.dtype), a)
+    # Beyond 27.5 the result is 0 in every dtype; there the tail, negative
+    # when the head rounds up, could overflow exp (0 * inf).
+    ok = a < 27.5
+    hi = mx.where(ok, a.astype(head_dtype).astype(a.dtype), 0.0)
     tail = mx.where(ok, (a - hi) * (a + hi), 0.0)
-    return _exp(-(hi * hi)) * _exp(-tail)
+    return mx.where(ok, _exp(-(hi * hi)) * _exp(-tail), 0.0)
 
 
 def _tan_half_pi_frac(x: mx.array) -> mx.array:
