@@ -482,8 +482,16 @@ LAX_CORE = [
          run=lambda L, fn, x: L.jax.vmap(lambda v: fn(v, "i", tiled=True), axis_name="i")(x)),
 ]
 
+LAX_CORE += [
+    _lax("fft", lambda d: ((d(arrays((2, 4), "complex64")), d(st.sampled_from(
+        ["FFT", "IFFT", "fft"])), (4,)), {}), grad=False, rtol=1e-4, atol=1e-4),
+    _lax("fft", lambda d: ((d(arrays((2, 4))), "RFFT", (4,)), {}), grad=False, rtol=1e-4,
+         atol=1e-4, id="rfft"),
+]
 ORACLE += LAX_CORE
 UNCHECKED.update({
+    "jax.lax.RoundingMethod": "an enum: the jax.lax.round case passes its values",
+    "jax.lax.FftType": "an enum: the jax.lax.fft case passes its names",
     **{f"jax.lax.{n}": "takes ftorch's indexing spec, not XLA's dimension numbers (listed in "
                        "the translation table); tests/test_indexing.py checks it"
        for n in ["gather", "scatter", "scatter_add", "scatter_mul", "scatter_min",

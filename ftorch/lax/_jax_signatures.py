@@ -22,7 +22,7 @@ from ftorch.core import aval_of
 from ftorch.dtypes import DTypeLike, to_mlx_dtype
 
 __all__ = ["full", "max", "min", "argmax", "argmin", "split", "pad", "round", "RoundingMethod",
-           "top_k", "cumsum", "cumprod", "cummax", "cummin"]
+           "top_k", "cumsum", "cumprod", "cummax", "cummin", "fft", "FftType"]
 
 
 def _ndim(x: Any) -> int:
@@ -241,3 +241,29 @@ cumsum = _cumulative(prims.cumsum, "cumsum")
 cumprod = _cumulative(prims.cumprod, "cumprod")
 cummax = _cumulative(prims.cummax, "cummax")
 cummin = _cumulative(prims.cummin, "cummin")
+
+
+class FftType(enum.IntEnum):
+    """The kinds of ``lax.fft``, as ``jax.lax.FftType``."""
+
+    FFT = 0
+    IFFT = 1
+    RFFT = 2
+    IRFFT = 3
+
+
+def fft(x: Any, fft_type: FftType | str, fft_lengths: Sequence[int]) -> Any:
+    """The DFT of kind ``fft_type`` (an ``FftType``, or its name in either
+    case) over the last ``len(fft_lengths)`` axes of ``x``, as
+    ``jax.lax.fft``.
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> lax.fft(mx.ones(4, mx.complex64), lax.FftType.FFT, (4,)).tolist()
+    [(4+0j), 0j, 0j, 0j]
+    """
+    if isinstance(fft_type, str):
+        if fft_type.upper() not in FftType.__members__:
+            raise ValueError(f"fft: fft_type must be one of {list(FftType.__members__)}, "
+                             f"got {fft_type!r}")
+        fft_type = FftType[fft_type.upper()]
+    return prims.fft(x, FftType(fft_type).name.lower(), tuple(fft_lengths))
