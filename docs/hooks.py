@@ -36,6 +36,12 @@ IMPORTED_AS = {"jax": "jax", "ftorch": "ft", "jax.numpy": "jnp", "ftorch.numpy":
 # Names both sides have whose arguments or meaning differ.
 SAME_NAME_DIFFERENT = {
     "jax.lax": {
+        "igamma": "0 for `a = inf` (SciPy's limit; JAX's is NaN)",
+        "igammac": "1 for `a = inf` (SciPy's limit; JAX's is NaN)",
+        "igamma_grad_a": "0 at `x = inf` (JAX's is NaN)",
+        "betainc": "NaN for an infinite `a` or `b`, as SciPy (JAX's is 0 or 1)",
+        "zeta": "differentiable in both arguments (JAX's `lax.zeta` is not; "
+                "`jax.scipy.special.zeta` is); SciPy's values at the poles",
         "gather": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
         "scatter": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
         "scatter_add": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
@@ -107,6 +113,22 @@ SAME_NAME_DIFFERENT = {
         "logsumexp": "gradient 0 over a slice that is all `-inf` (JAX's is NaN)",
         "ndtri": "derivative `+inf` at 0 and 1 (JAX's is 0)",
         "i0": "derivative 0 at 0, `i1(0)` (JAX's is 1)",
+        "gammainc": "0 for `a = inf` (SciPy's limit; JAX's is NaN), NaN at `a = x = inf`",
+        "gammaincc": "1 for `a = inf` (SciPy's limit; JAX's is NaN), NaN at `a = x = inf`",
+        "betainc": "NaN for an infinite `a` or `b`, as SciPy (JAX's is 0 or 1)",
+        "boxcox": "derivative in `lmbda` at `lmbda = 0` is its limit `log(x)^2 / 2` (JAX's is "
+                  "0, and NaN for tiny `lmbda`)",
+        "boxcox1p": "derivative in `lmbda` at `lmbda = 0` is its limit `log1p(x)^2 / 2` (JAX's "
+                    "is 0, and NaN for tiny `lmbda`)",
+        "expi": "`-inf` at 0, as SciPy (JAX's is NaN)",
+        "bessel_jn": "finite for every `z` and differentiable (JAX's is NaN for `|z|` below "
+                     "about 4, and its derivative is not `J_k'`)",
+        "expn": "`1/(n-1)` at `x = 0` for `n > 1`, as SciPy (JAX's is not); derivative at "
+                "`n = 0` that of `e^-x / x` (JAX's is NaN)",
+        "spence": "derivative `log(x) / (1 - x)` everywhere (JAX's is NaN on about (1, 3))",
+        "loggamma": "`inf` at 0, as SciPy (JAX's is NaN); real arguments only",
+        "zeta": "`inf` at the poles `q = 0, -1, ...` and 0 at `q = inf`, as SciPy (JAX's are "
+                "NaN)",
     },
     "jax.scipy.stats.norm": {
         "ppf": "derivative `+inf` at 0 and 1 (JAX's is 0)",

@@ -40,6 +40,7 @@ from ftorch.primitives.conv import *  # noqa: F403
 from ftorch.primitives.creation import *  # noqa: F403
 from ftorch.primitives.decompositions import *  # noqa: F403
 from ftorch.primitives.elementwise import *  # noqa: F403
+from ftorch.primitives.elementwise import erfinv as _erfinv
 from ftorch.primitives.elementwise import stop_gradient as _stop_gradient
 from ftorch.primitives.fourier import *  # noqa: F403
 from ftorch.primitives.indexing import *  # noqa: F403
@@ -87,7 +88,7 @@ __all__ = [
     "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice",
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "select", "stop_gradient",
     "optimization_barrier", "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
-    "axis_index",
+    "axis_index", "erf_inv",
     *(name for name in _strict_wrappers
       if name not in ("stop_gradient", "optimization_barrier", *_jax_signatures.__all__)),
     *_jax_signatures.__all__,
@@ -117,3 +118,15 @@ def optimization_barrier(operand: Any) -> Any:
     """
     leaves, treedef = api_util.flatten_arrays(operand, "optimization_barrier operand")
     return tree.unflatten(treedef, _barrier(*leaves) if leaves else [])
+
+
+def erf_inv(x: Any) -> Any:
+    """The inverse error function on (-1, 1), as ``jax.lax.erf_inv``: JAX's
+    name for ``erfinv`` (MLX's kernel; ``ndtri`` is accurate in the tails).
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> f"{lax.erf_inv(mx.array(0.5)).item():.6f}"
+    '0.476936'
+    """
+    return _erfinv(x)
+
