@@ -18,6 +18,7 @@ from ftorch import api_util, tree
 from ftorch.primitives import (
     activations,
     barrier,
+    bits,
     conv,
     creation,
     decompositions,
@@ -34,6 +35,7 @@ from ftorch.primitives import (
 from ftorch.primitives.activations import *  # noqa: F403
 from ftorch.primitives.associative import associative_scan
 from ftorch.primitives.barrier import *  # noqa: F403
+from ftorch.primitives.bits import *  # noqa: F403
 from ftorch.primitives.barrier import optimization_barrier as _barrier
 from ftorch.primitives.conditionals import cond, switch
 from ftorch.primitives.conv import *  # noqa: F403
@@ -68,13 +70,15 @@ from ftorch.primitives.slicing import (
 )
 from ftorch.primitives.sorting import *  # noqa: F403
 from ftorch.primitives.special import *  # noqa: F403
+from ftorch.lax import composites
+from ftorch.lax.composites import *  # noqa: F403
 
 # The strict wrapper of every primitive, family by family.
 _strict_wrappers = [
     *creation.__all__, *elementwise.__all__, *reduction.__all__, *shape.__all__,
     *indexing.__all__, *linalg.__all__, *barrier.__all__, *conv.__all__,
     *decompositions.__all__, *orthogonal.__all__, *sorting.__all__, *fourier.__all__,
-    *special.__all__, *activations.__all__,
+    *special.__all__, *activations.__all__, *bits.__all__,
 ]
 
 __all__ = [
@@ -84,6 +88,7 @@ __all__ = [
     "optimization_barrier", "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
     "axis_index",
     *(name for name in _strict_wrappers if name not in ("stop_gradient", "optimization_barrier")),
+    *composites.__all__,
 ]
 
 

@@ -28,7 +28,7 @@ from typing import Any
 FAMILIES = (
     "creation", "elementwise", "reduction", "shape", "indexing", "linalg", "barrier", "conv",
     "decompositions", "orthogonal", "sorting", "fourier", "special", "activations", "sampling",
-    "slicing", "parallel", "conditionals", "loops", "associative", "distributed",
+    "slicing", "parallel", "conditionals", "loops", "associative", "distributed", "bits",
 )
 
 
