@@ -71,6 +71,7 @@ SAME_NAME_DIFFERENT = {
         "power": "derivative in `x` 0 where the exponent is 0, also at `x = 0` (JAX's is NaN)",
         "logaddexp": "derivative 0 in a finite operand beside a `+inf` one (JAX's is `exp(x)`)",
         "std": "gradient 0 where the standard deviation is 0 (JAX's is NaN)",
+        "nanstd": "gradient 0 where the standard deviation is 0 (JAX's is NaN)",
         "var": "gradient 0 where no degrees of freedom are left (`ddof` >= the count; the "
                "value is NaN, as in JAX, whose gradient is NaN)",
         "argmax": "`uint32` indices, as MLX gives them (JAX's are `int32`)",
