@@ -15,6 +15,8 @@ semantics.
 from typing import Any
 
 from ftorch import api_util, tree
+from ftorch.lax import composites
+from ftorch.lax.composites import *  # noqa: F403
 from ftorch.primitives import (
     activations,
     barrier,
@@ -35,8 +37,8 @@ from ftorch.primitives import (
 from ftorch.primitives.activations import *  # noqa: F403
 from ftorch.primitives.associative import associative_scan
 from ftorch.primitives.barrier import *  # noqa: F403
-from ftorch.primitives.bits import *  # noqa: F403
 from ftorch.primitives.barrier import optimization_barrier as _barrier
+from ftorch.primitives.bits import *  # noqa: F403
 from ftorch.primitives.conditionals import cond, switch
 from ftorch.primitives.conv import *  # noqa: F403
 from ftorch.primitives.creation import *  # noqa: F403
@@ -70,8 +72,6 @@ from ftorch.primitives.slicing import (
 )
 from ftorch.primitives.sorting import *  # noqa: F403
 from ftorch.primitives.special import *  # noqa: F403
-from ftorch.lax import composites
-from ftorch.lax.composites import *  # noqa: F403
 
 # The strict wrapper of every primitive, family by family.
 _strict_wrappers = [

@@ -228,7 +228,8 @@ The high half of the double-width product ``x * y`` of integers of one
     dtype (up to 32 bits), as ``jax.lax.mulhi``.
 
     >>> import ftorch.lax as lax, mlx.core as mx
-    >>> lax.mulhi(mx.array([1 << 20], dtype=mx.uint32), mx.array([1 << 20], dtype=mx.uint32)).tolist()
+    >>> x = mx.array([1 << 20], dtype=mx.uint32)
+    >>> lax.mulhi(x, x).tolist()
     [256]
     """)
 

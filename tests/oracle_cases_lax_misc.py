@@ -1,0 +1,273 @@
+"""Oracle cases for ``jax.lax``'s elementwise, bit, structural and reduction names, its
+collectives over named vmap axes, ``custom_root`` and ``custom_linear_solve``, the
+top-level ``jax`` names and ``jax.tree`` / ``jax.tree_util`` (tests/oracle.py)."""
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from oracle import Oracle, arrays
+
+
+def lax(name, *draws, grad=True, kwargs=None, **kw):
+    """``jax.lax.<name>`` of arguments drawn by each of ``draws(d)``."""
+    return Oracle(f"jax.lax.{name}",
+                  lambda d: (tuple(f(d) for f in draws), kwargs(d) if kwargs else {}),
+                  grad=grad, **kw)
+
+
+def floats(shape=None, lo=-3.0, hi=3.0, **kw):
+    return lambda d: d(arrays(shape, lo=lo, hi=hi, **kw))
+
+
+def ints(shape=None, lo=-50, hi=50, dtype="int32", **kw):
+    return lambda d: d(arrays(shape, dtype, lo=lo, hi=hi, **kw))
+
+
+def pair(dtype="float32", lo=-3.0, hi=3.0, lo2=None, hi2=None, nonzero=False):
+    """Two arrays of one shape (lax's binary ops do not broadcast)."""
+    def draw(d):
+        s = d(hnp.array_shapes(min_dims=0, max_dims=3, max_side=4))
+        x = d(arrays(s, dtype, lo=lo, hi=hi))
+        y = d(arrays(s, dtype, lo=lo if lo2 is None else lo2, hi=hi if hi2 is None else hi2))
+        if nonzero:
+            y = np.where(y == 0, 1, y).astype(y.dtype)
+        return x, y
+    return draw
+
+
+def binary(name, **kw):
+    grad = kw.pop("grad", True)
+    rtol = kw.pop("rtol", 1e-5)
+    return Oracle(f"jax.lax.{name}", lambda d: (pair(**kw)(d), {}), grad=grad, rtol=rtol)
+
+
+def shape(d, min_dims=0, max_dims=3, min_side=1):
+    return d(hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side,
+                              max_side=4))
+
+
+def axes_of(d, ndim):
+    return tuple(sorted(d(st.sets(st.integers(0, ndim - 1), max_size=ndim)))) if ndim else ()
+
+
+def with_axes(name, dtype="float32", lo=-3.0, hi=3.0, grad=True, distinct=False):
+    def args(d):
+        x = d(arrays(shape=shape(d), dtype=dtype, lo=lo, hi=hi))
+        if distinct:  # no ties: max and min then have one derivative
+            x = (np.argsort(np.argsort(x, axis=None)).reshape(x.shape) * 0.37 - 1.0
+                 ).astype(np.float32)
+        return (x, axes_of(d, x.ndim)), {}
+    return Oracle(f"jax.lax.{name}", args, grad=grad)
+
+
+def scan_along(name, lo=-3.0, hi=3.0, positive=False, negative_axes=True, distinct=False,
+               **kw):
+    def args(d):
+        x = d(arrays(shape=shape(d, min_dims=1), lo=lo, hi=hi))
+        if distinct:  # no ties: the running extremes then have one derivative
+            x = (np.argsort(np.argsort(x, axis=None)).reshape(x.shape) * 0.37 - 1.0
+                 ).astype(np.float32)
+        if positive:
+            x = np.abs(x) + 0.5
+        axis = d(st.integers(-x.ndim if negative_axes else 0, x.ndim - 1))
+        return (x,), {"axis": axis, "reverse": d(st.booleans())}
+    return Oracle(f"jax.lax.{name}", args, **kw)
+
+
+def _slice_args(d):
+    x = d(arrays(shape=shape(d, min_dims=1)))
+    start, limit, stride = [], [], []
+    for n in x.shape:
+        a = d(st.integers(0, n))
+        start.append(a)
+        limit.append(d(st.integers(a, n)))
+        stride.append(d(st.integers(1, 3)))
+    return (x, tuple(start), tuple(limit), tuple(stride)), {}
+
+
+def _slice_in_dim_args(d):
+    x = d(arrays(shape=shape(d, min_dims=1)))
+    axis = d(st.integers(0, x.ndim - 1))
+    n = x.shape[axis]
+    return (x, d(st.none() | st.integers(-n, n)), d(st.none() | st.integers(-n, n)),
+            d(st.integers(1, 3)), axis), {}
+
+
+def _index_in_dim_args(d):
+    x = d(arrays(shape=shape(d, min_dims=1)))
+    axis = d(st.integers(0, x.ndim - 1))
+    n = x.shape[axis]
+    return (x, d(st.integers(-n, n - 1)), axis, d(st.booleans())), {}
+
+
+def _index_take_args(d):
+    x = d(arrays(shape=shape(d, min_dims=2)))
+    axes = tuple(d(st.lists(st.integers(0, x.ndim - 1), min_size=1, max_size=x.ndim,
+                            unique=True)))
+    n = d(st.integers(1, 4))
+    idxs = tuple(d(arrays((n,), "int32", lo=0, hi=x.shape[a] - 1)) for a in axes)
+    return (x, idxs, axes), {}
+
+
+def _broadcast_in_dim_args(d):
+    out = shape(d, min_dims=1)
+    dims = tuple(sorted(d(st.sets(st.integers(0, len(out) - 1), max_size=len(out)))))
+    in_shape = tuple(d(st.sampled_from([1, out[i]])) for i in dims)
+    return (d(arrays(in_shape)), out, dims), {}
+
+
+def _collapse_args(d):
+    x = d(arrays(shape=shape(d, min_dims=1)))
+    start = d(st.integers(0, x.ndim - 1))
+    return (x, start, d(st.none() | st.integers(start + 1, x.ndim))), {}
+
+
+def _tile_args(d):
+    x = d(arrays(shape=shape(d)))
+    return (x, tuple(d(st.integers(0, 3)) for _ in x.shape)), {}
+
+
+def _stack_args(d):
+    s = shape(d)
+    xs = [d(arrays(s)) for _ in range(d(st.integers(1, 3)))]
+    return (xs, d(st.integers(-len(s) - 1, len(s)))), {}
+
+
+def _unstack_args(d):
+    x = d(arrays(shape=shape(d, min_dims=1)))
+    return (x, d(st.integers(-x.ndim, x.ndim - 1))), {}
+
+
+def _rev_args(d):
+    x = d(arrays(shape=shape(d)))
+    return (x, axes_of(d, x.ndim)), {}
+
+
+def _clamp_args(scalar_bounds):
+    def args(d):
+        x = d(arrays(shape=shape(d)))
+        lo = d(arrays(() if scalar_bounds else x.shape, lo=-2.0, hi=0.0))
+        hi = lo + d(arrays(lo.shape, lo=0.125, hi=2.0))
+        return (lo, x, hi), {}
+    return args
+
+
+def _select_n_args(d):
+    s = shape(d)
+    n = d(st.integers(1, 3))
+    cases = [d(arrays(s)) for _ in range(n)]
+    which = d(arrays(s, "bool")) if n <= 2 and d(st.booleans()) else d(
+        arrays(s, "int32", lo=0, hi=n - 1))
+    return (which, *cases), {}
+
+
+def _shift_args(d):
+    s = shape(d)
+    return (d(arrays(s, "int32", lo=-1000, hi=1000)), d(arrays(s, "int32", lo=-2, hi=40))), {}
+
+
+def _reduce_precision_args(d):
+    x = d(arrays(shape=shape(d), lo=-1e5, hi=1e5))
+    return (x,), {"exponent_bits": d(st.integers(2, 8)), "mantissa_bits": d(st.integers(0, 23))}
+
+
+def _bitcast_args(d):
+    x = d(arrays(shape=shape(d)))
+    return (x, d(st.sampled_from(["int32", "uint32", "uint8", "int16", "float16"]))), {}
+
+
+def _broadcasted_iota_args(d):
+    s = shape(d, min_dims=1)
+    return (d(st.sampled_from(["int32", "float32"])), s, d(st.integers(0, len(s) - 1))), {}
+
+
+def _broadcast_shapes_args(d):
+    s1, s2 = d(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3)).input_shapes
+    return (s1, s2), {}
+
+
+ORACLE = [
+    *[lax(n, floats(lo=lo, hi=hi)) for n, lo, hi in [
+        ("acos", -0.9, 0.9), ("asin", -0.9, 0.9), ("atan", -3.0, 3.0), ("acosh", 1.1, 4.0),
+        ("asinh", -3.0, 3.0), ("atanh", -0.9, 0.9), ("exp2", -3.0, 3.0),
+        ("logistic", -3.0, 3.0), ("neg", -3.0, 3.0)]],
+    lax("cbrt", floats(lo=0.1, hi=30.0)),
+    lax("cbrt", lambda d: -d(arrays(lo=0.1, hi=30.0)), id="negative"),
+    lax("is_finite", lambda d: np.array([1.0, np.inf, -np.inf, np.nan], np.float32), grad=False),
+    Oracle("jax.lax.integer_pow", lambda d: ((d(arrays(lo=0.3, hi=2.0)),),
+                                             {"y": d(st.integers(-3, 4))})),
+    Oracle("jax.lax.integer_pow", lambda d: ((d(arrays(dtype="int32", lo=-5, hi=5)),),
+                                             {"y": d(st.integers(0, 4))}), id="int"),
+    binary("atan2"), binary("sub"), binary("mul"), binary("pow", lo=0.2, hi=3.0),
+    binary("div", lo2=0.5, hi2=3.0),
+    binary("div", dtype="int32", lo=-50, hi=50, nonzero=True, grad=False),
+    binary("rem", dtype="int32", lo=-50, hi=50, nonzero=True, grad=False),
+    binary("rem", lo2=0.5, hi2=3.0),
+    *[binary(n, grad=False) for n in ["eq", "ne", "lt", "le", "gt", "ge"]],
+    *[binary(n, dtype="int32", lo=-3, hi=3, grad=False) for n in ["eq", "lt", "ge"]],
+    binary("nextafter", grad=False),
+    binary("mulhi", dtype="int32", lo=-(2 ** 31), hi=2 ** 31 - 1, grad=False),
+    binary("mulhi", dtype="uint32", lo=0, hi=2 ** 32 - 1, grad=False),
+    lax("bitwise_not", ints()), lax("bitwise_not", lambda d: d(arrays(dtype="bool")), id="bool"),
+    lax("population_count", ints(lo=-(2 ** 31), hi=2 ** 31 - 1)),
+    lax("population_count", ints(lo=0, hi=255, dtype="uint8"), id="uint8"),
+    lax("clz", ints(lo=-(2 ** 31), hi=2 ** 31 - 1)),
+    lax("clz", ints(lo=0, hi=2 ** 16 - 1, dtype="uint16"), id="uint16"),
+    Oracle("jax.lax.shift_left", _shift_args, grad=False),
+    Oracle("jax.lax.shift_right_arithmetic", _shift_args, grad=False),
+    Oracle("jax.lax.shift_right_logical", _shift_args, grad=False),
+    Oracle("jax.lax.bitcast_convert_type", _bitcast_args, grad=False),
+    Oracle("jax.lax.convert_element_type",
+           lambda d: ((d(arrays(lo=-100, hi=100)), d(st.sampled_from(["int32", "float16",
+                                                                      "bool"]))), {}),
+           grad=False),
+    Oracle("jax.lax.convert_element_type",
+           lambda d: ((d(arrays(dtype="int32", lo=0, hi=255)), "uint8"), {}), id="uint8"),
+    Oracle("jax.lax.convert_element_type",
+           lambda d: ((d(arrays()), "float32"), {}), id="float"),
+    Oracle("jax.lax.reduce_precision", _reduce_precision_args),
+    Oracle("jax.lax.clamp", _clamp_args(False)),
+    # JAX's VJP fails for scalar bounds of an array x (its transpose's select).
+    Oracle("jax.lax.clamp", _clamp_args(True), grad=False, id="scalar_bounds"),
+    Oracle("jax.lax.select_n", _select_n_args),
+    Oracle("jax.lax.broadcast", lambda d: ((d(arrays()), shape(d, max_dims=2)), {})),
+    Oracle("jax.lax.broadcast_in_dim", _broadcast_in_dim_args),
+    Oracle("jax.lax.broadcast_to_rank",
+           lambda d: ((d(arrays(max_dims=2)), d(st.integers(0, 4))), {})),
+    Oracle("jax.lax.broadcast_shapes", _broadcast_shapes_args, grad=False),
+    Oracle("jax.lax.broadcasted_iota", _broadcasted_iota_args, grad=False),
+    Oracle("jax.lax.iota",
+           lambda d: ((d(st.sampled_from(["int32", "float32"])), d(st.integers(0, 5))), {}),
+           grad=False),
+    Oracle("jax.lax.collapse", _collapse_args),
+    Oracle("jax.lax.rev", _rev_args),
+    Oracle("jax.lax.slice", _slice_args),
+    Oracle("jax.lax.slice_in_dim", _slice_in_dim_args),
+    Oracle("jax.lax.index_in_dim", _index_in_dim_args),
+    Oracle("jax.lax.index_take", _index_take_args),
+    Oracle("jax.lax.tile", _tile_args),
+    Oracle("jax.lax.stack", _stack_args),
+    Oracle("jax.lax.unstack", _unstack_args),
+    with_axes("reduce_sum"), with_axes("reduce_prod", lo=0.5, hi=1.5),
+    with_axes("reduce_max", distinct=True), with_axes("reduce_min", distinct=True),
+    *[with_axes(n, dtype="int32", lo=-(2 ** 31), hi=2 ** 31 - 1, grad=False)
+      for n in ["reduce_and", "reduce_or", "reduce_xor"]],
+    *[Oracle(f"jax.lax.{n}", lambda d: ((d(arrays(shape=shape(d), dtype="bool")),), {}),
+             grad=False, id="bool",
+             run=lambda L, fn, x: fn(x, tuple(range(x.ndim))))
+      for n in ["reduce_and", "reduce_or", "reduce_xor"]],
+    scan_along("cumlogsumexp", lo=-30.0, hi=30.0),
+    scan_along("cumsum"), scan_along("cumprod", positive=True),
+    # JAX's cummax and cummin take no negative axes.
+    scan_along("cummax", negative_axes=False, distinct=True),
+    scan_along("cummin", negative_axes=False, distinct=True),
+    Oracle("jax.lax.empty", lambda d: ((shape(d), "float32"), {}), values=False),
+]
+
+UNCHECKED = {
+    "jax.lax.dtype": "returns a dtype, not an array: tests/test_lax_misc.py",
+    "jax.lax.scatter_sub": "takes ftorch's indexing spec, not XLA's dimension numbers "
+                           "(docs/hooks.py): tests/test_lax_misc.py",
+    "jax.lax.scatter_apply": "takes ftorch's indexing spec, not XLA's dimension numbers "
+                             "(docs/hooks.py): tests/test_lax_misc.py",
+}
