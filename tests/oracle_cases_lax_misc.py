@@ -186,6 +186,45 @@ def _broadcast_shapes_args(d):
     return (s1, s2), {}
 
 
+def _mapped(d, extra_axis=False):
+    """An operand to vmap over the axis "i" of size n, and n; with
+    ``extra_axis``, each example has an axis of length n too."""
+    n = d(st.integers(1, 4))
+    rest = list(shape(d, max_dims=2))
+    if extra_axis:
+        rest.insert(d(st.integers(0, len(rest))), n)
+    return d(arrays((n, *rest))), n
+
+
+def _permutation(d, n):
+    return list(d(st.permutations(range(n))))
+
+
+def _ppermute_args(d):
+    x, n = _mapped(d)
+    return (x, "i", list(enumerate(_permutation(d, n)))), {}
+
+
+def _pshuffle_args(d):
+    x, n = _mapped(d)
+    return (x, "i", _permutation(d, n)), {}
+
+
+def _all_to_all_args(d):
+    x, n = _mapped(d, extra_axis=True)
+    split = [a for a, m in enumerate(x.shape[1:]) if m == n][0]
+    return (x, "i", split, d(st.integers(0, x.ndim - 2))), {}
+
+
+def _pswapaxes_args(d):
+    x, n = _mapped(d, extra_axis=True)
+    return (x, "i", [a for a, m in enumerate(x.shape[1:]) if m == n][0]), {}
+
+
+def _over_axis(L, fn, x, name, *args):
+    return L.jax.vmap(lambda r: fn(r, name, *args), axis_name=name)(x)
+
+
 ORACLE = [
     *[lax(n, floats(lo=lo, hi=hi)) for n, lo, hi in [
         ("acos", -0.9, 0.9), ("asin", -0.9, 0.9), ("atan", -3.0, 3.0), ("acosh", 1.1, 4.0),
@@ -262,6 +301,14 @@ ORACLE = [
     scan_along("cummax", negative_axes=False, distinct=True),
     scan_along("cummin", negative_axes=False, distinct=True),
     Oracle("jax.lax.empty", lambda d: ((shape(d), "float32"), {}), values=False),
+    # Collectives, inside vmap(axis_name="i"); JAX's vmap takes only full permutations
+    # and untiled all_to_all (tests/test_named_axes.py checks the others).
+    Oracle("jax.lax.ppermute", _ppermute_args, run=_over_axis),
+    Oracle("jax.lax.pshuffle", _pshuffle_args, run=_over_axis),
+    Oracle("jax.lax.all_to_all", _all_to_all_args, run=_over_axis),
+    Oracle("jax.lax.pswapaxes", _pswapaxes_args, run=_over_axis),
+    Oracle("jax.lax.axis_size", lambda d: ((_mapped(d)[0],), {}),
+           run=lambda L, fn, x: L.jax.vmap(lambda r: r * fn("i"), axis_name="i")(x)),
 ]
 
 UNCHECKED = {

@@ -52,12 +52,17 @@ from ftorch.primitives.loops import fori_loop, map, scan, while_loop
 from ftorch.primitives.orthogonal import *  # noqa: F403
 from ftorch.primitives.parallel import (
     all_gather,
+    all_to_all,
     axis_index,
+    axis_size,
     pmax,
     pmean,
     pmin,
+    ppermute,
+    pshuffle,
     psum,
     psum_scatter,
+    pswapaxes,
 )
 from ftorch.primitives.reduction import *  # noqa: F403
 from ftorch.primitives.shape import *  # noqa: F403
@@ -86,7 +91,7 @@ __all__ = [
     "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice",
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "select", "stop_gradient",
     "optimization_barrier", "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
-    "axis_index",
+    "axis_index", "axis_size", "ppermute", "pshuffle", "all_to_all", "pswapaxes",
     *(name for name in _strict_wrappers if name not in ("stop_gradient", "optimization_barrier")),
     *composites.__all__,
 ]
