@@ -225,6 +225,67 @@ def _over_axis(L, fn, x, name, *args):
     return L.jax.vmap(lambda r: fn(r, name, *args), axis_name=name)(x)
 
 
+def _spd_system(d):
+    """A symmetric positive definite matrix and a right-hand side."""
+    n = d(st.integers(1, 4))
+    m = d(arrays((n, n)))
+    return (m @ m.T + n * np.eye(n, dtype=np.float32)).astype(np.float32), d(arrays((n,)))
+
+
+def _conjugate_gradient(L, steps=8):
+    """CG with a fixed number of steps, in either library's numpy."""
+    def cg(matvec, b):
+        x = L.numpy.zeros_like(b)
+        r = p = b
+        for _ in range(steps):
+            rr = L.numpy.sum(r * r)
+            ap = matvec(p)
+            alpha = rr / (L.numpy.sum(p * ap) + 1e-30)
+            x, r = x + alpha * p, r - alpha * ap
+            p = r + L.numpy.sum(r * r) / (rr + 1e-30) * p
+        return x
+    return cg
+
+
+def _solve_by_cg(L, fn, a, b):
+    return fn(lambda x: a @ x, b, _conjugate_gradient(L), symmetric=True)
+
+
+def _solve_general(L, fn, a, b):
+    a = a + L.numpy.triu(a, 1)  # not symmetric
+    return fn(lambda x: a @ x, b, lambda mv, r: L.numpy.linalg.solve(a, r),
+              lambda vm, r: L.numpy.linalg.solve(a.T, r))
+
+
+def _newton(L, steps=30):
+    def solve(f, x):
+        for _ in range(steps):
+            x = x - f(x) / L.jax.grad(f)(x)
+        return x
+    return solve
+
+
+def _cube_root(L, fn, a, c):
+    """The root of x^3 + c x - a (increasing in x for c > 0)."""
+    return fn(lambda x: x ** 3 + c * x - a, L.numpy.zeros_like(a), _newton(L),
+              lambda g, y: y / g(1.0))
+
+
+def _root_of_system(L, fn, a, b):
+    """The root of a x + 0.1 tanh(x) - b, a vector, by Newton on the system."""
+    def f(x):
+        return a @ x + 0.1 * L.numpy.tanh(x) - b
+
+    def solve(f, x):
+        for _ in range(20):
+            x = x - L.numpy.linalg.solve(L.jax.jacfwd(f)(x), f(x))
+        return x
+
+    def tangent_solve(g, y):
+        return L.numpy.linalg.solve(L.jax.jacfwd(g)(y), y)
+    return fn(f, L.numpy.zeros_like(b), solve, tangent_solve)
+
+
 ORACLE = [
     *[lax(n, floats(lo=lo, hi=hi)) for n, lo, hi in [
         ("acos", -0.9, 0.9), ("asin", -0.9, 0.9), ("atan", -3.0, 3.0), ("acosh", 1.1, 4.0),
@@ -307,6 +368,15 @@ ORACLE = [
     Oracle("jax.lax.pshuffle", _pshuffle_args, run=_over_axis),
     Oracle("jax.lax.all_to_all", _all_to_all_args, run=_over_axis),
     Oracle("jax.lax.pswapaxes", _pswapaxes_args, run=_over_axis),
+    Oracle("jax.lax.custom_linear_solve", lambda d: (_spd_system(d), {}), run=_solve_by_cg,
+           rtol=1e-4, atol=1e-4),
+    Oracle("jax.lax.custom_linear_solve", lambda d: (_spd_system(d), {}), run=_solve_general,
+           rtol=1e-4, atol=1e-4, id="transpose_solve"),
+    Oracle("jax.lax.custom_root",
+           lambda d: ((d(arrays(shape=(), lo=-3.0, hi=3.0)), d(arrays(shape=(), lo=0.5, hi=2.0))),
+                      {}), run=_cube_root, rtol=1e-4, atol=1e-4),
+    Oracle("jax.lax.custom_root", lambda d: (_spd_system(d), {}), run=_root_of_system,
+           rtol=1e-4, atol=1e-4, id="system"),
     Oracle("jax.lax.axis_size", lambda d: ((_mapped(d)[0],), {}),
            run=lambda L, fn, x: L.jax.vmap(lambda r: r * fn("i"), axis_name="i")(x)),
 ]

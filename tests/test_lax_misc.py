@@ -69,3 +69,72 @@ def test_cumlogsumexp_is_stable_and_differentiable_twice():
     assert np.allclose(lax.cumlogsumexp(x).tolist(), [-1000.0, 0.0, 1000.0])
     h = ft.hessian(lambda x: lax.cumlogsumexp(x)[-1])(mx.array([0.0, 0.0]))
     assert np.allclose(np.array(h), [[0.25, -0.25], [-0.25, 0.25]])
+
+
+# ----------------------------------------------------------------------------
+# custom_linear_solve, custom_root (values and gradients against JAX: the oracle)
+# ----------------------------------------------------------------------------
+
+A = mx.array([[3.0, 1.0], [1.0, 2.0]])
+B = mx.array([1.0, 2.0])
+
+
+def _direct(a, b):
+    import ftorch.numpy as fnp
+
+    return lax.custom_linear_solve(lambda x: a @ x, b,
+                                   lambda mv, r: (fnp.linalg.solve(a, r), {"steps": 1}),
+                                   symmetric=True, has_aux=True)
+
+
+def test_custom_linear_solve_has_aux_jvp_jit_and_vmap():
+    import ftorch.numpy as fnp
+
+    x, aux = _direct(A, B)
+    assert np.allclose(np.array(x), np.linalg.solve(np.array(A), np.array(B)), atol=1e-6)
+    assert aux["steps"] == 1
+    f = lambda a, b: _direct(a, b)[0]  # noqa: E731
+    ref = lambda a, b: fnp.linalg.solve(a, b)  # noqa: E731
+    t = (mx.ones((2, 2)), mx.array([0.5, -1.0]))
+    assert np.allclose(np.array(ft.jvp(f, (A, B), t)[1]), np.array(ft.jvp(ref, (A, B), t)[1]),
+                       atol=1e-5)
+    loss = lambda a, b: (f(a, b) ** 2).sum()  # noqa: E731
+    expected = ft.grad(lambda a, b: (ref(a, b) ** 2).sum())(A, B)
+    assert np.allclose(np.array(ft.jit(ft.grad(loss))(A, B)), np.array(expected), atol=1e-5)
+    batched = ft.vmap(ft.grad(loss, argnums=1), in_axes=(None, 0))(A, mx.stack([B, -B]))
+    assert batched.shape == (2, 2)
+
+
+def test_custom_linear_solve_reverse_mode_needs_transpose_solve():
+    import ftorch.numpy as fnp
+
+    def f(b):
+        return lax.custom_linear_solve(lambda x: A @ x, b,
+                                       lambda mv, r: fnp.linalg.solve(A, r)).sum()
+    assert np.isfinite(ft.jvp(f, (B,), (B,))[1].item())
+    with pytest.raises(TypeError, match="transpose_solve"):
+        ft.grad(f)(B)
+
+
+def test_custom_linear_solve_checks_matvec_output():
+    with pytest.raises(TypeError, match="custom_linear_solve"):
+        lax.custom_linear_solve(lambda x: x[:1], B, lambda mv, r: r)
+
+
+def test_custom_root_has_aux_and_second_derivative():
+    def bisect(f, x):
+        lo, hi = mx.array(0.0), mx.array(10.0)
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = mx.where(f(mid) > 0, lo, mid), mx.where(f(mid) > 0, mid, hi)
+        return (lo + hi) / 2, 60
+
+    def sqrt(a):
+        return lax.custom_root(lambda x: x * x - a, a, bisect, lambda g, y: y / g(1.0),
+                               has_aux=True)
+
+    root, steps = sqrt(mx.array(9.0))
+    assert abs(root.item() - 3.0) < 1e-5 and steps == 60
+    assert abs(ft.grad(lambda a: sqrt(a)[0])(mx.array(9.0)).item() - 1 / 6) < 1e-5
+    second = ft.grad(ft.grad(lambda a: sqrt(a)[0]))(mx.array(4.0)).item()
+    assert abs(second + 0.25 * 4.0 ** -1.5) < 1e-5

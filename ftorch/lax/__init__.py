@@ -17,6 +17,7 @@ from typing import Any
 from ftorch import api_util, tree
 from ftorch.lax import composites
 from ftorch.lax.composites import *  # noqa: F403
+from ftorch.lax.roots import custom_root
 from ftorch.primitives import (
     activations,
     barrier,
@@ -75,6 +76,7 @@ from ftorch.primitives.slicing import (
     dynamic_update_slice_in_dim,
     select,
 )
+from ftorch.primitives.solves import custom_linear_solve
 from ftorch.primitives.sorting import *  # noqa: F403
 from ftorch.primitives.special import *  # noqa: F403
 
@@ -92,6 +94,7 @@ __all__ = [
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "select", "stop_gradient",
     "optimization_barrier", "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
     "axis_index", "axis_size", "ppermute", "pshuffle", "all_to_all", "pswapaxes",
+    "custom_linear_solve", "custom_root",
     *(name for name in _strict_wrappers if name not in ("stop_gradient", "optimization_barrier")),
     *composites.__all__,
 ]
