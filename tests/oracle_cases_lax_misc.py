@@ -286,6 +286,23 @@ def _root_of_system(L, fn, a, b):
     return fn(f, L.numpy.zeros_like(b), solve, tangent_solve)
 
 
+def _nest(d):
+    """A nest of dicts, tuples and lists of arrays."""
+    return (({"w": d(arrays()), "b": [d(arrays()), d(arrays())]}, (d(arrays()),)),), {}
+
+
+_TREE_RUNS = {
+    "map": lambda L, fn, t: fn(lambda x, y: x * 2 + y, t, t),
+    "leaves": lambda L, fn, t: fn(t),
+    "flatten": lambda L, fn, t: fn(t)[0],
+    "reduce": lambda L, fn, t: fn(lambda a, x: a + L.numpy.sum(x), t, 0.0),
+    "reduce_associative": lambda L, fn, t: fn(lambda a, b: L.numpy.sum(a) + L.numpy.sum(b), t),
+    "all": lambda L, fn, t: L.numpy.asarray(fn(L.tree.map(lambda x: x.size > 0, t))),
+    "map_with_path": lambda L, fn, t: fn(lambda path, x: x * len(path), t),
+    "transpose": lambda L, fn, t: fn(L.tree.structure([0, 0]), None,
+                                     [t[0]["b"], (t[0]["w"], t[1][0])]),
+}
+
 ORACLE = [
     *[lax(n, floats(lo=lo, hi=hi)) for n, lo, hi in [
         ("acos", -0.9, 0.9), ("asin", -0.9, 0.9), ("atan", -3.0, 3.0), ("acosh", 1.1, 4.0),
@@ -377,11 +394,27 @@ ORACLE = [
                       {}), run=_cube_root, rtol=1e-4, atol=1e-4),
     Oracle("jax.lax.custom_root", lambda d: (_spd_system(d), {}), run=_root_of_system,
            rtol=1e-4, atol=1e-4, id="system"),
+    *[Oracle(f"{module}.{prefix}{name}", _nest, run=run)
+      for name, run in _TREE_RUNS.items()
+      for module, prefix in (("jax.tree", ""), ("jax.tree_util", "tree_"))],
     Oracle("jax.lax.axis_size", lambda d: ((_mapped(d)[0],), {}),
            run=lambda L, fn, x: L.jax.vmap(lambda r: r * fn("i"), axis_name="i")(x)),
 ]
 
+_TREE_TESTS = "structures and registration, not array functions: tests/test_tree.py"
+
 UNCHECKED = {
+    **{f"jax.tree.{n}": _TREE_TESTS for n in [
+        "broadcast", "flatten_with_path", "leaves_with_path", "static", "structure",
+        "unflatten"]},
+    **{f"jax.tree_util.{n}": _TREE_TESTS for n in [
+        "DictKey", "FlattenedIndexKey", "GetAttrKey", "KeyEntry", "KeyPath", "Partial",
+        "PyTreeDef", "SequenceKey", "all_leaves", "flatten_one_level",
+        "flatten_one_level_with_keys", "is_tree_node", "keystr", "register_dataclass",
+        "register_pytree_node", "register_pytree_node_class", "register_pytree_with_keys",
+        "register_pytree_with_keys_class", "register_static", "tree_broadcast",
+        "tree_flatten_with_path", "tree_leaves_with_path", "tree_structure",
+        "tree_unflatten", "treedef_children", "treedef_is_leaf", "treedef_tuple"]},
     "jax.lax.dtype": "returns a dtype, not an array: tests/test_lax_misc.py",
     "jax.lax.scatter_sub": "takes ftorch's indexing spec, not XLA's dimension numbers "
                            "(docs/hooks.py): tests/test_lax_misc.py",
