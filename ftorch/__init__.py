@@ -28,7 +28,7 @@ from ftorch.transforms import (
     vmap,
 )
 from ftorch.config import config
-from ftorch.api import jacobian, linear_transpose
+from ftorch.api import fwd_and_bwd, jacobian, linear_transpose
 from ftorch.primitives.callback import pure_callback
 from ftorch.transforms.staging import ConcretizationError
 from ftorch import numpy
@@ -66,6 +66,7 @@ from ftorch.runtime import (
     print_environment_info,
     process_count,
     process_index,
+    process_indices,
     typeof,
 )
 
@@ -80,12 +81,12 @@ __all__ = [
     "scipy", "ops", "test_util", "extend",
     "custom_jvp", "custom_vjp", "custom_batching", "checkpoint", "remat", "checkpoint_name",
     "checkpoint_policies", "save", "load", "set_blas_threads", "distributed",
-    "jacobian", "linear_transpose", "custom_gradient", "closure_convert", "pure_callback",
-    "tree_util", "block_until_ready", "device_put", "device_get", "devices", "local_devices",
-    "device_count", "local_device_count", "default_backend", "default_device",
-    "process_index", "process_count", "clear_caches", "disable_jit", "log_compiles",
-    "ensure_compile_time_eval", "make_jaxpr", "typeof", "named_scope", "named_call",
-    "print_environment_info",
+    "jacobian", "linear_transpose", "fwd_and_bwd", "custom_gradient", "closure_convert",
+    "pure_callback", "tree_util", "block_until_ready", "device_put", "device_get", "devices",
+    "local_devices", "device_count", "local_device_count", "default_backend", "default_device",
+    "process_index", "process_count", "process_indices", "clear_caches", "disable_jit",
+    "log_compiles", "ensure_compile_time_eval", "make_jaxpr", "typeof", "named_scope",
+    "named_call", "print_environment_info",
 ]
 
 

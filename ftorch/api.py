@@ -27,7 +27,7 @@ from ftorch.transforms.vmap import vmap
 from ftorch.typing import PyTree
 
 __all__ = ["jvp", "linearize", "jacfwd", "vjp", "value_and_grad", "grad", "jacrev", "jacobian",
-           "hessian", "linear_transpose"]
+           "hessian", "linear_transpose", "fwd_and_bwd"]
 
 
 def _strip(aux: PyTree) -> PyTree:
@@ -405,6 +405,47 @@ def linear_transpose(fun: Callable, *primals: PyTree, reduce_axes: tuple = ()) -
         return pullback(cotangent[0] if len(cotangent) == 1 else cotangent)
 
     return transposed
+
+
+def fwd_and_bwd(fun: Callable, argnums: int | Sequence[int], has_aux: bool = False,
+                jitted: bool = True) -> tuple[Callable, Callable]:
+    """``fwd`` and ``bwd``, the forward and backward passes of ``fun`` as two
+    functions, as ``jax.fwd_and_bwd``: ``fwd(*args)`` returns ``(out,
+    residuals)`` (``(out, residuals, aux)`` with ``has_aux``), and
+    ``bwd(residuals, cotangent)`` the cotangents of the ``argnums``
+    arguments (one, or a tuple for a sequence ``argnums``). Both are jitted
+    unless ``jitted=False``, so each traces once. The residuals are the
+    arguments: ``bwd`` runs the forward pass again, inside its own graph.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> fwd, bwd = ft.fwd_and_bwd(lambda x, w: (x * w).sum(), argnums=1)
+    >>> y, res = fwd(mx.ones(2), mx.array(3.0))
+    >>> y.item(), bwd(res, mx.array(1.0)).item()
+    (6.0, 2.0)
+    """
+    from ftorch.transforms.jit import jit
+
+    api_util.check_callable(fun, "fwd_and_bwd")
+
+    def forward(*args):
+        out = fun(*args)
+        if has_aux:
+            out, aux = api_util.split_aux(out, True, "fwd_and_bwd")
+            return out, args, aux
+        return out, args
+
+    def backward(residuals, cotangent):
+        nums = api_util.normalize_argnums(argnums, len(residuals), "fwd_and_bwd")
+
+        def restricted(*diff):
+            out = fun(*api_util.substitute(residuals, nums, diff))
+            return api_util.split_aux(out, True, "fwd_and_bwd")[0] if has_aux else out
+
+        _, pullback = vjp(restricted, *(residuals[n] for n in nums))
+        cts = pullback(cotangent)
+        return cts[0] if isinstance(argnums, int) else cts
+
+    return (jit(forward), jit(backward)) if jitted else (forward, backward)
 
 
 def hessian(f: Callable, argnums: int | Sequence[int] = 0,

@@ -37,8 +37,8 @@ from ftorch.transforms.staging import eval_shape, make_graph
 __all__ = [
     "block_until_ready", "device_put", "device_get", "devices", "local_devices",
     "device_count", "local_device_count", "default_backend", "default_device",
-    "process_index", "process_count", "clear_caches", "disable_jit", "log_compiles",
-    "ensure_compile_time_eval", "make_jaxpr", "typeof", "named_scope", "named_call",
+    "process_index", "process_count", "process_indices", "clear_caches", "disable_jit",
+    "log_compiles", "ensure_compile_time_eval", "make_jaxpr", "typeof", "named_scope", "named_call",
     "print_environment_info",
 ]
 
@@ -208,6 +208,16 @@ def process_count() -> int:
     1
     """
     return _distributed().size()
+
+
+def process_indices() -> list[int]:
+    """The ranks of all the processes, as ``jax.process_indices``.
+
+    >>> import ftorch as ft
+    >>> ft.process_indices()
+    [0]
+    """
+    return list(range(process_count()))
 
 
 @contextlib.contextmanager

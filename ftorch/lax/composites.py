@@ -47,6 +47,7 @@ from ftorch.primitives.elementwise import (
     power,
     subtract,
 )
+from ftorch.primitives.sampling import bits_p, fold_in_p
 
 __all__ = [
     "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "exp2", "is_finite",
@@ -56,6 +57,7 @@ __all__ = [
     "collapse", "rev", "slice", "slice_in_dim", "index_in_dim", "index_take", "tile", "stack",
     "unstack", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
     "reduce_or", "reduce_xor", "cumlogsumexp", "empty", "dtype", "scatter_sub", "scatter_apply",
+    "broadcast_like", "batch_matmul", "shape_as_value", "rng_uniform", "rng_bit_generator",
 ]
 
 # JAX's names for ftorch's elementwise primitives.
@@ -771,3 +773,89 @@ def scatter_apply(x: Any, func: Any, *arrays: Any, spec: Any) -> Any:
     [1.0, 7.0, 1.0]
     """
     return prims.scatter(x, func(prims.gather(x, *arrays, spec=spec)), *arrays, spec=spec)
+
+
+def broadcast_like(arr: Any, like_arr: Any) -> Any:
+    """``arr`` broadcast (with new leading axes) to the shape of
+    ``like_arr``, as ``jax.lax.broadcast_like``.
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> lax.broadcast_like(mx.ones(3), mx.zeros((2, 3))).shape
+    (2, 3)
+    """
+    arr = _array(arr)
+    shape, target = aval_of(arr).shape, aval_of(_array(like_arr)).shape
+    return broadcast_in_dim(arr, target, tuple(range(len(target) - len(shape), len(target))))
+
+
+def batch_matmul(lhs: Any, rhs: Any, precision: None = None) -> Any:
+    """Matrix products of ``lhs`` and ``rhs`` over their equal leading
+    (batch) axes, as ``jax.lax.batch_matmul``.
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> lax.batch_matmul(mx.ones((4, 2, 3)), mx.ones((4, 3, 5))).shape
+    (4, 2, 5)
+    """
+    lhs, rhs = _array(lhs), _array(rhs)
+    a, b = aval_of(lhs).shape, aval_of(rhs).shape
+    if len(a) != len(b) or len(a) < 2 or a[:-2] != b[:-2]:
+        raise ValueError(f"batch_matmul: lhs and rhs must have the same batch axes and at "
+                         f"least 2 dimensions, got shapes {a} and {b}")
+    return prims.matmul(lhs, rhs)
+
+
+def shape_as_value(shape: Sequence[int]) -> Any:
+    """``shape`` as a 1-d int32 array, as ``jax.lax.shape_as_value``.
+
+    >>> import ftorch.lax as lax
+    >>> lax.shape_as_value((2, 3)).tolist()
+    [2, 3]
+    """
+    return mx.array(_ints(shape, "shape_as_value", "shape"), dtype=mx.int32)
+
+
+def rng_uniform(a: Any, b: Any, shape: Sequence[int]) -> Any:
+    """Uniform samples in ``[a, b)`` from MLX's global random state, as
+    ``jax.lax.rng_uniform`` (stateful: prefer ``ftorch.random.uniform``
+    with a key; like every global-state draw it is refused under ``jit``).
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> lax.rng_uniform(mx.array(0.0), mx.array(1.0), (3,)).shape
+    (3,)
+    """
+    a, b = _array(a), _array(b)
+    if aval_of(a).shape or aval_of(b).shape:
+        raise TypeError("rng_uniform: a and b must be scalars")
+    return mx.random.uniform(a, b, _ints(shape, "rng_uniform", "shape"), dtype=aval_of(a).dtype)
+
+
+def rng_bit_generator(key: Any, shape: Sequence[int], dtype: Any = mx.uint32,
+                      algorithm: Any = None) -> tuple[Any, Any]:
+    """``(new_key, bits)``: random bits of ``shape`` and the unsigned
+    ``dtype`` drawn from the uint32 ``key`` (of shape ``(2,)`` or ``(4,)``),
+    and the key to draw from next, as ``jax.lax.rng_bit_generator``. The
+    bits come from Threefry-2x32 (MLX's and ``ftorch.random``'s cipher), not
+    from XLA's algorithms, so they differ from JAX's; ``algorithm`` is
+    accepted and ignored.
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> key, bits = lax.rng_bit_generator(mx.zeros(4, mx.uint32), (3,), mx.uint8)
+    >>> key.shape, bits.shape, bits.dtype
+    ((4,), (3,), mlx.core.uint8)
+    """
+    key = _array(key)
+    kshape = aval_of(key).shape
+    if aval_of(key).dtype != mx.uint32 or kshape not in ((2,), (4,)):
+        raise TypeError(f"rng_bit_generator: key must be a uint32 array of shape (2,) or (4,), "
+                        f"got {aval_of(key)}")
+    dt = to_mlx_dtype(dtype, "rng_bit_generator: dtype")
+    if dt not in (mx.uint8, mx.uint16, mx.uint32, mx.uint64):
+        raise TypeError(f"rng_bit_generator: dtype must be an unsigned integer, got {dt}")
+    pair = key if kshape == (2,) else prims.bitwise_xor(
+        prims.static_slice(key, (builtins.slice(0, 2),)),
+        prims.static_slice(key, (builtins.slice(2, 4),)))
+    bits = bits_p.bind(fold_in_p.bind(pair, mx.array(0, mx.uint32)),
+                       shape=_ints(shape, "rng_bit_generator", "shape"), dtype=dt)
+    new_key = bits_p.bind(fold_in_p.bind(pair, mx.array(1, mx.uint32)), shape=kshape,
+                          dtype=mx.uint32)
+    return new_key, bits
