@@ -241,10 +241,10 @@ vectorized(round_p)
 
 def round(x: Any, decimals: int = 0) -> Any:
     """Round to ``decimals`` places (half to even), as ``numpy.round``
-    (``ftorch.numpy.round`` is this function).
+    (``ftorch.numpy.round`` is this function; ``ftorch.lax.round`` is JAX's).
 
-    >>> import ftorch.lax as lax, mlx.core as mx
-    >>> lax.round(mx.array([0.5, 1.5, 2.7])).tolist()
+    >>> import ftorch.primitives as prims, mlx.core as mx
+    >>> prims.round(mx.array([0.5, 1.5, 2.7])).tolist()
     [0.0, 2.0, 3.0]
     """
     return round_p.bind(x, decimals=decimals)

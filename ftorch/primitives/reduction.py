@@ -365,16 +365,9 @@ linear(cumsum_p, lambda ct, x, *, axis, reverse, inclusive: cumsum(
 cumsum_p.def_batch(_batch_scan(cumsum_p))
 
 
-def cumsum(x: Any, axis: int = 0, reverse: bool = False, inclusive: bool = True) -> Any:
+def cumsum(x: Any, axis: int, reverse: bool = False, inclusive: bool = True) -> Any:
     """Cumulative sum along ``axis`` (from the end when ``reverse``; each element
-    left out of its own sum unless ``inclusive``), as ``jax.lax.cumsum``
-    (which has no ``inclusive``); a negative ``axis`` counts from the end.
-
-    >>> import ftorch.lax as lax, mlx.core as mx
-    >>> lax.cumsum(mx.array([1, 2, 3]), reverse=True).tolist()
-    [6, 5, 3]
-    """
-    axis = normalize_axis(axis, len(shape_of(x)), "cumsum")
+    left out of its own sum unless ``inclusive``)."""
     return cumsum_p.bind(x, axis=axis, reverse=reverse, inclusive=inclusive)
 
 
@@ -409,15 +402,8 @@ def _cumprod_vjp(ct, out, x, *, needed, axis, reverse, inclusive):
 cumprod_p.def_batch(_batch_scan(cumprod_p))
 
 
-def cumprod(x: Any, axis: int = 0, reverse: bool = False, inclusive: bool = True) -> Any:
-    """Cumulative product along ``axis``, as ``jax.lax.cumprod`` (plus
-    ``inclusive``, as ``cumsum``); derivatives exact with zeros.
-
-    >>> import ftorch.lax as lax, mlx.core as mx
-    >>> lax.cumprod(mx.array([1, 2, 3])).tolist()
-    [1, 2, 6]
-    """
-    axis = normalize_axis(axis, len(shape_of(x)), "cumprod")
+def cumprod(x: Any, axis: int, reverse: bool = False, inclusive: bool = True) -> Any:
+    """Cumulative product along ``axis``; derivatives exact with zeros."""
     return cumprod_p.bind(x, axis=axis, reverse=reverse, inclusive=inclusive)
 
 
