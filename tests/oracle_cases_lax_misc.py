@@ -303,6 +303,30 @@ _TREE_RUNS = {
                                      [t[0]["b"], (t[0]["w"], t[1][0])]),
 }
 
+def _vector(d, n=3):
+    return d(arrays((n,)))
+
+
+def _custom_gradient(L, fn, x):
+    f = fn(lambda x: (L.numpy.sin(x), lambda g: (g * 2.0 * L.numpy.cos(x),)))
+    return f(x)
+
+
+def _closure_convert(L, fn, w, y):
+    converted, consts = fn(lambda v: L.numpy.sin(v * w), y)
+    return converted(y, *consts)
+
+
+def _fwd_and_bwd(L, fn, x, w):
+    fwd, bwd = fn(lambda x, w: L.numpy.sum(L.numpy.sin(x * w)), argnums=(0, 1))
+    y, residuals = fwd(x, w)
+    return y, bwd(residuals, L.numpy.ones(()))
+
+
+def _host_sin(L, fn, x):
+    return fn(lambda a: np.sin(a).astype(a.dtype), L.jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+
+
 ORACLE = [
     *[lax(n, floats(lo=lo, hi=hi)) for n, lo, hi in [
         ("acos", -0.9, 0.9), ("asin", -0.9, 0.9), ("atan", -3.0, 3.0), ("acosh", 1.1, 4.0),
@@ -397,13 +421,49 @@ ORACLE = [
     *[Oracle(f"{module}.{prefix}{name}", _nest, run=run)
       for name, run in _TREE_RUNS.items()
       for module, prefix in (("jax.tree", ""), ("jax.tree_util", "tree_"))],
+    # Top-level names.
+    Oracle("jax.jacobian", lambda d: ((_vector(d),), {}),
+           run=lambda L, fn, x: fn(lambda x: L.numpy.sin(x) * L.numpy.sum(x))(x)),
+    Oracle("jax.linear_transpose", lambda d: ((d(arrays((2, 3))), _vector(d, 2)), {}),
+           run=lambda L, fn, a, ct: fn(lambda x: a @ x, L.numpy.zeros(3))(ct)),
+    Oracle("jax.custom_gradient", lambda d: ((_vector(d),), {}), run=_custom_gradient),
+    Oracle("jax.closure_convert", lambda d: ((_vector(d), _vector(d)), {}),
+           run=_closure_convert),
+    Oracle("jax.fwd_and_bwd", lambda d: ((_vector(d), _vector(d)), {}), run=_fwd_and_bwd,
+           grad=False),
+    Oracle("jax.pure_callback", lambda d: ((d(arrays()),), {}), run=_host_sin, grad=False),
+    Oracle("jax.named_call", lambda d: ((_vector(d),), {}),
+           run=lambda L, fn, x: fn(L.numpy.sin, name="sine")(x)),
+    Oracle("jax.block_until_ready", lambda d: (({"a": d(arrays())},), {})),
+    Oracle("jax.device_put", lambda d: ((d(arrays()),), {})),
+    Oracle("jax.device_get", lambda d: (({"a": d(arrays())},), {}), grad=False),
+    Oracle("jax.lax.broadcast_like",
+           lambda d: ((d(arrays((3,))), d(arrays(shape=(d(st.integers(1, 3)), 3)))), {})),
+    Oracle("jax.lax.batch_matmul",
+           lambda d: ((d(arrays((2, 3, 4))), d(arrays((2, 4, 2)))), {}), rtol=1e-4, atol=1e-4),
+    Oracle("jax.lax.shape_as_value", lambda d: ((shape(d),), {}), grad=False),
+    Oracle("jax.lax.rng_uniform",
+           lambda d: ((np.array(0.0, np.float32), np.array(1.0, np.float32), shape(d)), {}),
+           values=False),
+    Oracle("jax.lax.rng_bit_generator",
+           lambda d: ((np.zeros(4, np.uint32), shape(d)),
+                      {"dtype": d(st.sampled_from([np.uint8, np.uint32]))}), values=False),
     Oracle("jax.lax.axis_size", lambda d: ((_mapped(d)[0],), {}),
            run=lambda L, fn, x: L.jax.vmap(lambda r: r * fn("i"), axis_name="i")(x)),
 ]
 
 _TREE_TESTS = "structures and registration, not array functions: tests/test_tree.py"
 
+_RUNTIME_TESTS = "not an array function (devices, settings, caches): tests/test_runtime.py"
+
 UNCHECKED = {
+    **{f"jax.{n}": _RUNTIME_TESTS for n in [
+        "clear_caches", "default_backend", "default_device", "device_count", "devices",
+        "disable_jit", "ensure_compile_time_eval", "local_device_count", "local_devices",
+        "log_compiles", "named_scope", "print_environment_info", "process_count",
+        "process_index", "process_indices"]},
+    "jax.make_jaxpr": "returns ftorch's graph IR, not a jaxpr: tests/test_runtime.py",
+    "jax.typeof": "returns a ShapeDtypeStruct, not JAX's ShapedArray: tests/test_runtime.py",
     **{f"jax.tree.{n}": _TREE_TESTS for n in [
         "broadcast", "flatten_with_path", "leaves_with_path", "static", "structure",
         "unflatten"]},
