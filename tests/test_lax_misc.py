@@ -138,3 +138,23 @@ def test_custom_root_has_aux_and_second_derivative():
     assert abs(ft.grad(lambda a: sqrt(a)[0])(mx.array(9.0)).item() - 1 / 6) < 1e-5
     second = ft.grad(ft.grad(lambda a: sqrt(a)[0]))(mx.array(4.0)).item()
     assert abs(second + 0.25 * 4.0 ** -1.5) < 1e-5
+
+
+def test_custom_linear_solve_aux_with_transpose_solve():
+    import ftorch.numpy as fnp
+
+    a = mx.array([[3.0, 1.0], [0.5, 2.0]])
+
+    def f(a, b):
+        x, aux = lax.custom_linear_solve(
+            lambda x: a @ x, b, lambda mv, r: (fnp.linalg.solve(a, r), mx.array(1)),
+            lambda vm, r: (fnp.linalg.solve(a.T, r), (mx.array(2), mx.array(3.0))),
+            has_aux=True)
+        return (x ** 2).sum() + 0 * aux
+
+    expected = ft.grad(lambda a, b: (fnp.linalg.solve(a, b) ** 2).sum(), argnums=(0, 1))(a, B)
+    got = ft.grad(f, argnums=(0, 1))(a, B)
+    for g, e in zip(got, expected):
+        assert np.allclose(np.array(g), np.array(e), atol=1e-5)
+    h = ft.hessian(lambda b: f(a, b))(B)
+    assert np.allclose(np.array(h), np.array(h).T, atol=1e-5)

@@ -502,12 +502,12 @@ def index_take(src: Any, idxs: Sequence[Any], axes: Sequence[int]) -> Any:
                                  *(shape[a] for a in rest)))
     position = None
     for a, idx in zip(axes, idxs):
-        idx = prims.astype(_array(idx), mx.int32) if aval_of(_array(idx)).dtype != mx.int32 \
-            else _array(idx)
+        idx = _array(idx)
+        if aval_of(idx).dtype != mx.int32:
+            idx = prims.astype(idx, mx.int32)
         idx = prims.where(prims.less(idx, 0), prims.add(idx, shape[a]), idx)
         position = idx if position is None else prims.add(prims.multiply(position, shape[a]), idx)
-    return prims.take_along_axis(flat, prims.reshape(position, (-1,) + (1,) * len(rest)), 0) \
-        if not rest else _take_rows(flat, position)
+    return _take_rows(flat, position)
 
 
 def _take_rows(x: Any, rows: Any) -> Any:

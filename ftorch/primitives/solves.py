@@ -73,18 +73,18 @@ def _transposed(matvec_graph: Graph, n_consts: int) -> Graph:
     return derive(matvec_graph, ("transpose", n_consts), make)[0]
 
 
-def _impl(*ops, matvec, solve, transpose_solve, counts, n_aux, symmetric):
+def _impl(*ops, matvec, solve, transpose_solve, counts, symmetric):
     mv, own, _, b = split(ops, *counts)
     return evaluate(solve, [*own, *mv, *b])
 
 
 linear_solve_p = Primitive("linear_solve", _impl, multiple_results=True)
 linear_solve_p.def_abstract_eval(
-    lambda *avals, matvec, solve, transpose_solve, counts, n_aux, symmetric: solve.out_avals)
+    lambda *avals, matvec, solve, transpose_solve, counts, symmetric: solve.out_avals)
 
 
 @linear_solve_p.def_lowering
-def _lowering(*ops, matvec, solve, transpose_solve, counts, n_aux, symmetric):
+def _lowering(*ops, matvec, solve, transpose_solve, counts, symmetric):
     mv, own, _, b = split(ops, *counts)
     return lower(solve)(*own, *mv, *b)
 
@@ -92,8 +92,8 @@ def _lowering(*ops, matvec, solve, transpose_solve, counts, n_aux, symmetric):
 @linear_solve_p.def_jvp
 def _jvp(primals, tangents, **params):
     outs = linear_solve_p.bind(*primals, **params)
-    n_x = len(outs) - params["n_aux"]
     mv, _, _, b = split(primals, *params["counts"])
+    n_x = len(b)  # the solution is like b; aux outputs follow
     t_mv, _, _, t_b = split(tangents, *params["counts"])
     if all(t is None for t in t_mv + t_b):
         return outs, [None] * len(outs)
@@ -105,7 +105,7 @@ def _jvp(primals, tangents, **params):
                            [lax.zeros_like(c) if t is None else t for t, c in zip(t_mv, mv)])
         rhs = [r if d is None else lax.subtract(r, d) for r, d in zip(rhs, d_ax)]
     dx = linear_solve_p.bind(*primals[:len(primals) - len(b)], *rhs, **params)[:n_x]
-    return outs, [*dx, *[None] * params["n_aux"]]
+    return outs, [*dx, *[None] * (len(outs) - n_x)]
 
 
 def _transpose_params(params: dict) -> dict:
@@ -123,8 +123,8 @@ def _vjp(cts, outs, *primals, needed, **params):
     if params["transpose_solve"] is None and not params["symmetric"]:
         raise TypeError("custom_linear_solve: reverse-mode differentiation needs "
                         "transpose_solve (or symmetric=True)")
-    n_x = len(outs) - params["n_aux"]
     mv, own, other, b = split(primals, *params["counts"])
+    n_x = len(b)
     ct_x = [lax.zeros_like(x) if c is None else c for c, x in zip(cts[:n_x], outs[:n_x])]
     t = _transpose_params(params)
     solvers = (own, other) if params["symmetric"] else (other, own)
@@ -139,16 +139,14 @@ def _vjp(cts, outs, *primals, needed, **params):
 
 @linear_solve_p.def_batch
 def _batch(vals, dims, axis_size, **params):
-    old_dims = list(dims)
     n_mv, n_solve, n_tsolve = params["counts"]
-    n_b = len(vals) - n_mv - n_solve - n_tsolve
+    n_operators = n_mv + n_solve + n_tsolve  # the operands before the right-hand side
     # Every batched operand's batch axis first; the right-hand side (and so
-    # the solution) always batched.
-    n_fixed = len(vals) - n_b
-    dims = [None if d is None and i < n_fixed else 0 for i, d in enumerate(dims)]
-    vals = [v if d is None else move_bdim(v, d0, 0, axis_size)
-            for v, d, d0 in zip(vals, dims, old_dims)]
-    mv_dims, solve_dims, tsolve_dims, b_dims = split(dims, n_mv, n_solve, n_tsolve)
+    # the solution) always batched, broadcast where it was not.
+    new_dims = [0 if i >= n_operators or d is not None else None for i, d in enumerate(dims)]
+    vals = [v if nd is None else move_bdim(v, d, 0, axis_size)
+            for v, d, nd in zip(vals, dims, new_dims)]
+    mv_dims, solve_dims, tsolve_dims, b_dims = split(new_dims, n_mv, n_solve, n_tsolve)
 
     def batched(graph: Graph | None, own_dims: list) -> Graph | None:
         if graph is None:
@@ -209,12 +207,11 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
     mv_consts = mv.hoisted
     const_avals = [aval_of(c) for c in mv_consts]
     in_tree = tree.structure(([0] * len(mv_consts), b_shape))
-    aux_tree: list = []
 
     def staged_solver(user_solve: Callable, linear: Callable, what: str):
         def run(consts, rhs):
             def bound(v):
-                leaves, v_tree = api_util.flatten_arrays(v, f"{fname} {what}'s argument")
+                leaves, _ = api_util.flatten_arrays(v, f"{fname} {what}'s argument")
                 return tree.unflatten(b_tree, linear(consts)(leaves))
             return user_solve(bound, rhs)
 
@@ -225,10 +222,10 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
                                     f"(solution, aux), got {type(out).__name__}")
                 out, aux = out
             x_leaves, _ = like_b(f"{what}'s solution")(out)
-            aux_leaves, a_tree = api_util.flatten_arrays(aux, f"{fname} {what}'s aux") \
-                if has_aux else ([], None)
-            aux_tree[:] = [a_tree]
-            return x_leaves + aux_leaves, None
+            if not has_aux:
+                return x_leaves, None
+            aux_leaves, aux_tree = api_util.flatten_arrays(aux, f"{fname} {what}'s aux")
+            return x_leaves + aux_leaves, aux_tree
         return stage_function(run, const_avals + b_avals, in_tree, f"{fname} {what}",
                               flatten_out)
 
@@ -236,19 +233,17 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
         return _matvec_at(_transposed(mv.graph, len(consts)), consts)
 
     solve_st = staged_solver(solve, lambda consts: _matvec_at(mv.graph, consts), "solve")
-    own_aux_tree = aux_tree[0] if aux_tree else None
     tsolve_st = None
     if transpose_solve is not None:
         tsolve_st = staged_solver(transpose_solve, vecmat, "transpose_solve")
-    n_aux = len(solve_st.graph.outs) - len(b_leaves)
     outs = linear_solve_p.bind(
         *mv_consts, *solve_st.hoisted, *([] if tsolve_st is None else tsolve_st.hoisted),
         *b_leaves, matvec=mv.graph, solve=solve_st.graph,
         transpose_solve=None if tsolve_st is None else tsolve_st.graph,
         counts=(len(mv_consts), len(solve_st.hoisted),
                 0 if tsolve_st is None else len(tsolve_st.hoisted)),
-        n_aux=n_aux, symmetric=bool(symmetric))
+        symmetric=bool(symmetric))
     x = tree.unflatten(b_tree, outs[:len(b_leaves)])
     if has_aux:
-        return x, tree.unflatten(own_aux_tree, outs[len(b_leaves):])
+        return x, tree.unflatten(solve_st.out_tree, outs[len(b_leaves):])
     return x
