@@ -75,6 +75,24 @@ SAME_NAME_DIFFERENT = {
         "argmax": "`uint32` indices, as MLX gives them (JAX's are `int32`)",
         "argmin": "`uint32` indices, as MLX gives them (JAX's are `int32`)",
         "sinc": "0 at `±inf` (its limit; JAX's is NaN)",
+        "hypot": "derivative 0 at `(0, 0)` (JAX's is 1/2 in each)",
+        "ldexp": "derivative `2 ** x2` in `x1` also at `x1 = 0` (JAX's is 1 there)",
+        "float_power": "derivative in `x` 0 where the exponent is 0, as `power` (JAX's is "
+                       "NaN at `0 ** 0`)",
+        "logaddexp2": "derivatives as `logaddexp`'s beside `+inf`",
+        "promote_types": "MLX's promotion, whose 64-bit results stay 64-bit: `uint32` with a "
+                         "signed type is `int64` (JAX without x64 says `int32`)",
+        "dtype": "a function giving an MLX dtype (JAX's is NumPy's `np.dtype` class)",
+        "array_str": "NumPy's formatting (JAX prints float32 with float64's digits)",
+        "array_repr": "prints `array(...)` with NumPy's formatting (JAX's `Array(...)`)",
+        **{name: "MLX's `DtypeCategory` (works with `issubdtype`), not a NumPy type"
+           for name in ("generic", "number", "inexact", "floating", "complexfloating",
+                        "integer", "signedinteger", "unsignedinteger")},
+        **{name: f"the MLX dtype `{dtype}`, not a callable scalar type (write "
+                 f"`fnp.asarray(x, fnp.{name})`)"
+           for name, dtype in (("bool", "bool_"), ("int_", "int32"), ("uint", "uint32"),
+                               ("float_", "float32"), ("single", "float32"),
+                               ("double", "float64"), ("csingle", "complex64"))},
     },
     "jax.numpy.linalg": {
         "norm": "gradient 0 at 0 for the Euclidean and Frobenius norms, as in PyTorch (JAX's "

@@ -12,7 +12,16 @@ import os
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import NAMESPACES, cases, check, jax_names, out_of_scope, public, resolve
+from oracle import (
+    NAMESPACES,
+    cases,
+    check,
+    check_batching,
+    jax_names,
+    out_of_scope,
+    public,
+    resolve,
+)
 
 ORACLE, UNCHECKED = cases()
 
@@ -26,6 +35,17 @@ EXAMPLES = max(2, int(os.environ.get("FTORCH_EXAMPLES", "8")) // 4)
 @given(data=st.data())
 def test_agrees_with_jax(case, data):
     check(case, data.draw)
+
+
+BATCHED = [c for c in ORACLE if c.batch and c.values and c.run is None]
+
+
+@pytest.mark.parametrize("case", BATCHED, ids=str)
+@settings(max_examples=1)
+@given(data=st.data())
+def test_vmap_agrees_with_a_loop(case, data):
+    """Everything JAX batches, ftorch batches too: vmap of each function against a loop."""
+    check_batching(case, data.draw)
 
 
 @pytest.mark.parametrize("case", ORACLE, ids=str)

@@ -46,8 +46,6 @@ def test_bad_arguments_name_the_function():
         lax.tile(mx.ones((2, 2)), (2,))
     with pytest.raises(TypeError, match="select_n"):
         lax.select_n(mx.array([True]), mx.zeros(1), mx.ones(1), mx.ones(1))
-    with pytest.raises(TypeError, match="shift_left"):
-        lax.shift_left(mx.ones(2), mx.ones(2))
     with pytest.raises(TypeError, match="clamp"):
         lax.clamp(mx.zeros(3), mx.ones(2), 1.0)
     with pytest.raises(ValueError, match="slice"):

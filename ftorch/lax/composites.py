@@ -1,6 +1,6 @@
 """``jax.lax``'s names that are JAX's spellings of ftorch's primitives, or
 short compositions of them: aliases (``neg``, ``sub``, ``eq``...), integer
-division and remainder rounding toward zero, ``clamp`` and ``select_n``,
+division rounding toward zero, ``clamp`` and ``select_n``,
 the structural ops (``broadcast_in_dim``, ``iota``, ``rev``, ``slice``,
 ``tile``...) and the reductions over explicit ``axes``. Being compositions,
 each is differentiable, batchable and jittable through the primitives it
@@ -50,8 +50,8 @@ from ftorch.primitives.elementwise import (
 from ftorch.primitives.sampling import bits_p, fold_in_p
 
 __all__ = [
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "exp2", "is_finite",
-    "logistic", "integer_pow", "neg", "sub", "mul", "div", "rem", "pow", "eq", "ne", "lt",
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "exp2", "is_finite",
+    "logistic", "integer_pow", "neg", "sub", "mul", "div", "pow", "eq", "ne", "lt",
     "le", "gt", "ge", "bitwise_not", "convert_element_type", "clamp", "select_n", "broadcast",
     "broadcast_in_dim", "broadcast_to_rank", "broadcast_shapes", "broadcasted_iota", "iota",
     "collapse", "rev", "slice", "slice_in_dim", "index_in_dim", "index_take", "tile", "stack",
@@ -85,19 +85,6 @@ def logistic(x: Any, *, accuracy: None = None) -> Any:
     """
     _no_accuracy(accuracy, "logistic")
     return sigmoid(x)
-
-
-def cbrt(x: Any, *, accuracy: None = None) -> Any:
-    """The real cube root, elementwise (negative for negative ``x``), as
-    ``jax.lax.cbrt``: ``sign(x) * |x| ** (1/3)`` (MLX has no cube-root kernel).
-
-    >>> import ftorch.lax as lax, mlx.core as mx
-    >>> [round(v, 5) for v in lax.cbrt(mx.array([-8.0, 27.0])).tolist()]
-    [-2.0, 3.0]
-    """
-    _no_accuracy(accuracy, "cbrt")
-    x = _array(x)
-    return prims.multiply(prims.sign(x), prims.power(prims.abs(x), 1.0 / 3.0))
 
 
 def exp2(x: Any, *, accuracy: None = None) -> Any:
@@ -162,26 +149,6 @@ def div(x: Any, y: Any) -> Any:
         return prims.floor_divide(x, y)
     q = prims.floor_divide(prims.abs(x), prims.abs(y))
     return prims.multiply(prims.multiply(q, prims.sign(x)), prims.sign(y))
-
-
-def rem(x: Any, y: Any) -> Any:
-    """The remainder of ``x / y`` with the sign of ``x`` (C's ``fmod``),
-    elementwise, as ``jax.lax.rem`` (``%`` takes the sign of ``y``).
-
-    >>> import ftorch.lax as lax, mlx.core as mx
-    >>> lax.rem(mx.array([-7, 7]), mx.array([2, -2])).tolist()
-    [-1, 1]
-    """
-    x, y = _array(x), _array(y)
-    dt = aval_of(x).dtype
-    if mx.issubdtype(dt, mx.unsignedinteger):
-        return prims.remainder(x, y)
-    # fmod(x, y) = s * ((s * x) mod (t * y)) with s, t = +-1 the signs of x and
-    # y: exact, since the mod of non-negatives is, and its derivative is 1 in x
-    # and -trunc(x / y) in y (s and t are constants: no derivative of |x| at 0).
-    s = prims.where(prims.less(x, 0), -1, 1)
-    t = prims.where(prims.less(y, 0), -1, 1)
-    return prims.multiply(s, prims.remainder(prims.multiply(s, x), prims.multiply(t, y)))
 
 
 def bitwise_not(x: Any) -> Any:

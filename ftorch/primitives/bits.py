@@ -1,16 +1,17 @@
-"""Bit-level primitives: shifts, population count, leading zeros, the high
-half of a product, reinterpreting bits as another dtype, the next float, and
-rounding floats to fewer exponent and mantissa bits; the primitive layer.
+"""Bit-level primitives: leading zeros, the high half of a product, the
+next float, and rounding floats to fewer exponent and mantissa bits; the
+primitive layer (the shifts, the population count and
+``bitcast_convert_type`` are elementwise primitives).
 
-MLX has kernels for the shifts and for ``view`` (reinterpreting bits); the
-others are short compositions of MLX's integer ops in the implementation,
-so each is still one primitive (one node under jit). All are integer or
-bit-level ops, without derivatives, except ``reduce_precision``, whose
-derivative is itself applied to the tangent (as in JAX).
+MLX has no kernel for these: each is a short composition of MLX's integer
+ops in its implementation, so still one primitive (one node under jit).
+All are integer or bit-level ops without derivatives, except
+``reduce_precision``, whose derivative is itself applied to the tangent (as
+in JAX).
 
 >>> import ftorch.lax as lax, mlx.core as mx
->>> lax.shift_left(mx.array([1, 3]), 2).tolist()
-[4, 12]
+>>> lax.clz(mx.array([1, 256], dtype=mx.int32)).tolist()
+[31, 23]
 """
 
 from __future__ import annotations
@@ -20,13 +21,9 @@ from typing import Any
 import mlx.core as mx
 
 from ftorch.core import Primitive, Tracer
-from ftorch.dtypes import to_mlx_dtype
-from ftorch.primitives._rules import broadcasting, linear, move_bdim, nondifferentiable, vectorized
+from ftorch.primitives._rules import broadcasting, linear, nondifferentiable, vectorized
 
-__all__ = [
-    "shift_left", "shift_right_arithmetic", "shift_right_logical", "population_count", "clz",
-    "mulhi", "bitcast_convert_type", "nextafter", "reduce_precision",
-]
+__all__ = ["clz", "mulhi", "nextafter", "reduce_precision"]
 
 _UNSIGNED = {1: mx.uint8, 2: mx.uint16, 4: mx.uint32, 8: mx.uint64}
 _SIGNED = {1: mx.int8, 2: mx.int16, 4: mx.int32, 8: mx.int64}
@@ -52,43 +49,6 @@ def _unsigned(x: mx.array) -> mx.array:
     return x if x.dtype == _UNSIGNED[x.dtype.size] else x.view(_UNSIGNED[x.dtype.size])
 
 
-# ----------------------------------------------------------------------------
-# Shifts: a shift by a negative amount or by the bit width or more gives 0
-# (or, arithmetic, the sign), as in XLA; C's shifts leave that undefined.
-# ----------------------------------------------------------------------------
-
-
-def _shift_operands(x: Any, y: Any, fname: str) -> tuple[mx.array, mx.array, int]:
-    x, y = _as_array(x, y), _as_array(y, x)
-    _check_integer(x, fname)
-    _check_integer(y, fname)
-    if x.dtype != y.dtype:
-        raise TypeError(f"{fname}: operands must have the same dtype, got {x.dtype} and "
-                        f"{y.dtype}")
-    return x, y, 8 * x.dtype.size
-
-
-def _shift_left_impl(x, y):
-    x, y, bits = _shift_operands(x, y, "shift_left")
-    in_range = (y >= 0) & (y < bits)
-    return mx.where(in_range, mx.left_shift(x, mx.where(in_range, y, 0)), mx.zeros_like(x))
-
-
-def _shift_right_logical_impl(x, y):
-    x, y, bits = _shift_operands(x, y, "shift_right_logical")
-    in_range = (y >= 0) & (y < bits)
-    shifted = mx.right_shift(_unsigned(x), _unsigned(mx.where(in_range, y, 0)))
-    return mx.where(in_range, shifted.view(x.dtype), mx.zeros_like(x))
-
-
-def _shift_right_arithmetic_impl(x, y):
-    x, y, bits = _shift_operands(x, y, "shift_right_arithmetic")
-    signed = x.dtype if x.dtype == _SIGNED[x.dtype.size] else _SIGNED[x.dtype.size]
-    # Shifting by bits - 1 or more leaves only copies of the sign bit.
-    amount = mx.where((y >= 0) & (y < bits), y, bits - 1).astype(signed)
-    return mx.right_shift(x.view(signed), amount).view(x.dtype)
-
-
 def _binary(name: str, impl, doc: str) -> tuple[Primitive, Any]:
     prim = Primitive(name, impl, elementwise=True)
     nondifferentiable(prim)
@@ -102,73 +62,9 @@ def _binary(name: str, impl, doc: str) -> tuple[Primitive, Any]:
     return prim, op
 
 
-shift_left_p, shift_left = _binary("shift_left", _shift_left_impl, """\
-``x << y`` elementwise for integers of one dtype, as ``jax.lax.shift_left``:
-    0 where ``y`` is negative or at least the bit width.
-
-    >>> import ftorch.lax as lax, mlx.core as mx
-    >>> lax.shift_left(mx.array([1, 1]), mx.array([3, 40])).tolist()
-    [8, 0]
-    """)
-
-shift_right_logical_p, shift_right_logical = _binary(
-    "shift_right_logical", _shift_right_logical_impl, """\
-``x >> y`` elementwise, filling with zero bits (the bits read as unsigned),
-    as ``jax.lax.shift_right_logical``: 0 where ``y`` is negative or at least
-    the bit width.
-
-    >>> import ftorch.lax as lax, mlx.core as mx
-    >>> lax.shift_right_logical(mx.array([-8, 8], dtype=mx.int32), 1).tolist()
-    [2147483644, 4]
-    """)
-
-shift_right_arithmetic_p, shift_right_arithmetic = _binary(
-    "shift_right_arithmetic", _shift_right_arithmetic_impl, """\
-``x >> y`` elementwise, filling with copies of the sign bit (the bits read
-    as signed), as ``jax.lax.shift_right_arithmetic``; a shift by the bit
-    width or more (or a negative one) leaves only the sign.
-
-    >>> import ftorch.lax as lax, mlx.core as mx
-    >>> lax.shift_right_arithmetic(mx.array([-8, 8], dtype=mx.int32), 1).tolist()
-    [-4, 4]
-    """)
-
-
 # ----------------------------------------------------------------------------
-# population_count, clz
+# clz
 # ----------------------------------------------------------------------------
-
-
-def _population_count_impl(x):
-    _check_integer(x, "population_count")
-    u = _unsigned(x)
-    bits = 8 * x.dtype.size
-    # Sum the bits in ever wider fields: pairs, nibbles, then bytes.
-    m1, m2, m4 = (mx.array(int(p * ((1 << bits) - 1) // 0xFF), u.dtype)
-                  for p in (0x55, 0x33, 0x0F))
-    u = u - (mx.right_shift(u, 1) & m1)
-    u = (u & m2) + (mx.right_shift(u, 2) & m2)
-    u = (u + mx.right_shift(u, 4)) & m4
-    total = u & 0xFF
-    for shift in range(8, bits, 8):
-        total = total + (mx.right_shift(u, shift) & 0xFF)
-    return total.astype(x.dtype)
-
-
-population_count_p = Primitive("population_count", _population_count_impl, elementwise=True)
-nondifferentiable(population_count_p)
-vectorized(population_count_p)
-
-
-def population_count(x: Any) -> Any:
-    """The number of set bits of each element of the integer array ``x``, in
-    its dtype, as ``jax.lax.population_count``.
-
-    >>> import ftorch.lax as lax, mlx.core as mx
-    >>> lax.population_count(mx.array([0, 7, -1], dtype=mx.int32)).tolist()
-    [0, 3, 32]
-    """
-    return population_count_p.bind(x)
 
 
 def _clz_impl(x):
@@ -232,48 +128,6 @@ The high half of the double-width product ``x * y`` of integers of one
     >>> lax.mulhi(x, x).tolist()
     [256]
     """)
-
-
-# ----------------------------------------------------------------------------
-# bitcast_convert_type
-# ----------------------------------------------------------------------------
-
-
-def _bitcast_impl(x, dtype):
-    old, new = x.dtype.size, dtype.size
-    if old == new:
-        return x.view(dtype)
-    if old > new:  # each element becomes old // new narrower ones, on a new last axis
-        return x.reshape(*x.shape, 1).view(dtype).reshape(*x.shape, old // new)
-    if not x.shape or x.shape[-1] != new // old:
-        raise ValueError(
-            f"bitcast_convert_type: converting {x.dtype} to the wider {dtype} needs a last "
-            f"axis of length {new // old}, got shape {tuple(x.shape)}")
-    return x.view(dtype).reshape(x.shape[:-1])
-
-
-bitcast_convert_type_p = Primitive("bitcast_convert_type", _bitcast_impl)
-nondifferentiable(bitcast_convert_type_p)
-
-
-@bitcast_convert_type_p.def_batch
-def _bitcast_batch(vals, dims, axis_size, *, dtype):
-    # The last axis may change length: keep the batch axis off it.
-    return bitcast_convert_type_p.bind(move_bdim(vals[0], dims[0], 0, axis_size), dtype=dtype), 0
-
-
-def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
-    """``operand``'s bits read as ``new_dtype`` (any dtype spelling), as
-    ``jax.lax.bitcast_convert_type``: a narrower dtype adds a last axis (of
-    the width ratio), a wider one removes the last axis (which must have
-    that length).
-
-    >>> import ftorch.lax as lax, mlx.core as mx
-    >>> lax.bitcast_convert_type(mx.array(1.0), mx.int32).item()
-    1065353216
-    """
-    return bitcast_convert_type_p.bind(
-        _as_array(operand), dtype=to_mlx_dtype(new_dtype, "bitcast_convert_type: new_dtype"))
 
 
 # ----------------------------------------------------------------------------
