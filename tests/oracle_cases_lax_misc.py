@@ -433,7 +433,8 @@ ORACLE = [
            run=lambda L, fn, x: fn(L.numpy.sin, name="sine")(x)),
     Oracle("jax.block_until_ready", lambda d: (({"a": d(arrays())},), {})),
     Oracle("jax.device_put", lambda d: ((d(arrays()),), {})),
-    Oracle("jax.device_get", lambda d: (({"a": d(arrays())},), {}), grad=False),
+    # A host transfer: it refuses traced values (JAX's batches them).
+    Oracle("jax.device_get", lambda d: (({"a": d(arrays())},), {}), grad=False, batch=False),
     Oracle("jax.lax.broadcast_like",
            lambda d: ((d(arrays((3,))), d(arrays(shape=(d(st.integers(1, 3)), 3)))), {})),
     Oracle("jax.lax.batch_matmul",
