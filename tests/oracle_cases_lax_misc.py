@@ -332,7 +332,7 @@ ORACLE = [
         ("asinh", -3.0, 3.0), ("atanh", -0.9, 0.9), ("exp2", -3.0, 3.0),
         ("logistic", -3.0, 3.0), ("neg", -3.0, 3.0)]],
     lax("cbrt", floats(lo=0.1, hi=30.0)),
-    lax("cbrt", lambda d: -d(arrays(lo=0.1, hi=30.0)), id="negative"),
+    lax("cbrt", lambda d: np.asarray(-d(arrays(lo=0.1, hi=30.0))), id="negative"),
     lax("is_finite", lambda d: np.array([1.0, np.inf, -np.inf, np.nan], np.float32), grad=False),
     Oracle("jax.lax.integer_pow", lambda d: ((d(arrays(lo=0.3, hi=2.0)),),
                                              {"y": d(st.integers(-3, 4))})),
