@@ -48,9 +48,25 @@ SAME_NAME_DIFFERENT = {
         "scatter_mul": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
         "scatter_min": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
         "scatter_max": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
+        "scatter_sub": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
+        "scatter_apply": "`scatter_apply(x, func, *arrays, spec=)`: ftorch's indexing `spec`, "
+                         "not XLA's `dimension_numbers`",
         "abs": "derivative 0 at 0 (JAX's is 1)",
-        "bitcast_convert_type": "between dtypes of one width only (JAX's also changes the "
-                                "width, adding or removing a last axis)",
+        "rng_bit_generator": "Threefry-2x32 bits (ftorch.random's cipher), not XLA's: other "
+                             "values than JAX's; `algorithm` is ignored",
+        "mulhi": "operands of up to 32 bits (MLX has no 128-bit product)",
+        "cbrt": "no `accuracy=`", "exp2": "no `accuracy=`", "logistic": "no `accuracy=`",
+    },
+    "jax": {
+        "devices": "MLX's default device only (one device a process)",
+        "device_put": "makes MLX arrays; `device` is checked, not used (unified memory)",
+        "closure_convert": "hoists only traced closed-over values (JAX also hoists concrete "
+                           "floating arrays)",
+        "custom_gradient": "reverse mode runs the function again for its `vjp`",
+        "fwd_and_bwd": "the residuals are the arguments: `bwd` runs the forward pass again",
+        "make_jaxpr": "returns ftorch's graph IR (`ft.make_graph`), printed its own way",
+        "typeof": "a `ShapeDtypeStruct`, not JAX's `ShapedArray`",
+        "named_scope": "accepted, no effect: ftorch's graphs carry no names",
     },
     # Edges where ftorch's answer differs from JAX's on purpose (tests/test_edge_values.py).
     "jax.numpy": {

@@ -15,9 +15,13 @@ semantics.
 from typing import Any
 
 from ftorch import api_util, tree
+from ftorch.lax import composites
+from ftorch.lax.composites import *  # noqa: F403
+from ftorch.lax.roots import custom_root
 from ftorch.primitives import (
     activations,
     barrier,
+    bits,
     conv,
     creation,
     decompositions,
@@ -35,6 +39,7 @@ from ftorch.primitives.activations import *  # noqa: F403
 from ftorch.primitives.associative import associative_scan
 from ftorch.primitives.barrier import *  # noqa: F403
 from ftorch.primitives.barrier import optimization_barrier as _barrier
+from ftorch.primitives.bits import *  # noqa: F403
 from ftorch.primitives.conditionals import cond, switch
 from ftorch.primitives.conv import *  # noqa: F403
 from ftorch.primitives.creation import *  # noqa: F403
@@ -49,12 +54,17 @@ from ftorch.primitives.loops import fori_loop, map, scan, while_loop
 from ftorch.primitives.orthogonal import *  # noqa: F403
 from ftorch.primitives.parallel import (
     all_gather,
+    all_to_all,
     axis_index,
+    axis_size,
     pmax,
     pmean,
     pmin,
+    ppermute,
+    pshuffle,
     psum,
     psum_scatter,
+    pswapaxes,
 )
 from ftorch.primitives.reduction import *  # noqa: F403
 from ftorch.primitives.shape import *  # noqa: F403
@@ -67,6 +77,7 @@ from ftorch.primitives.slicing import (
     dynamic_update_slice_in_dim,
     select,
 )
+from ftorch.primitives.solves import custom_linear_solve
 from ftorch.primitives.sorting import *  # noqa: F403
 from ftorch.primitives.special import *  # noqa: F403
 
@@ -75,7 +86,7 @@ _strict_wrappers = [
     *creation.__all__, *elementwise.__all__, *reduction.__all__, *shape.__all__,
     *indexing.__all__, *linalg.__all__, *barrier.__all__, *conv.__all__,
     *decompositions.__all__, *orthogonal.__all__, *sorting.__all__, *fourier.__all__,
-    *special.__all__, *activations.__all__,
+    *special.__all__, *activations.__all__, *bits.__all__,
 ]
 
 # JAX's signatures where the strict wrapper takes its parameters another way:
@@ -88,10 +99,11 @@ __all__ = [
     "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice",
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "select", "stop_gradient",
     "optimization_barrier", "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
-    "axis_index", "erf_inv",
+    "axis_index", "erf_inv", "axis_size", "ppermute", "pshuffle", "all_to_all", "pswapaxes",
+    "custom_linear_solve", "custom_root",
     *(name for name in _strict_wrappers
       if name not in ("stop_gradient", "optimization_barrier", *_jax_signatures.__all__)),
-    *_jax_signatures.__all__,
+    *_jax_signatures.__all__, *composites.__all__,
 ]
 
 

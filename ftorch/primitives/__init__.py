@@ -29,7 +29,7 @@ FAMILIES = (
     "creation", "elementwise", "reduction", "shape", "indexing", "linalg", "barrier", "conv",
     "decompositions", "orthogonal", "matrix_functions", "sorting", "fourier", "special",
     "activations", "sampling", "slicing", "parallel", "conditionals", "loops", "associative",
-    "distributed",
+    "distributed", "bits", "solves", "callback",
 )
 
 

@@ -36,6 +36,7 @@ from ftorch.primitives._rules import (
     broadcasting,
     derivative,
     linear,
+    move_bdim,
     nondifferentiable,
     tangent_to,
     unbroadcast,
@@ -820,27 +821,46 @@ def _rem_vjp(ct, out, x, y, *, needed):
 _SIGNED_OF_WIDTH = {1: mx.int8, 2: mx.int16, 4: mx.int32, 8: mx.int64}
 _UNSIGNED_OF_WIDTH = {1: mx.uint8, 2: mx.uint16, 4: mx.uint32, 8: mx.uint64}
 
-bitcast_convert_type_p = Primitive("bitcast_convert_type", mx.view)
+def _bitcast(x: mx.array, dtype: mx.Dtype) -> mx.array:
+    old, new = x.dtype.size, dtype.size
+    if old == new:
+        return mx.view(x, dtype)
+    if old > new:  # each element becomes old // new narrower ones, on a new last axis
+        return mx.view(x.reshape(*x.shape, 1), dtype).reshape(*x.shape, old // new)
+    return mx.view(x, dtype).reshape(x.shape[:-1])  # the last axis (new // old long) goes
+
+
+bitcast_convert_type_p = Primitive("bitcast_convert_type", _bitcast)
 nondifferentiable(bitcast_convert_type_p)
-vectorized(bitcast_convert_type_p)
+
+
+@bitcast_convert_type_p.def_batch
+def _bitcast_batch(vals, dims, axis_size, *, dtype):
+    # The last axis may change length: keep the batch axis off it.
+    x = move_bdim(vals[0], dims[0], 0, axis_size)
+    return bitcast_convert_type_p.bind(x, dtype=dtype), 0
 
 
 def bitcast_convert_type(operand: Any, new_dtype: DTypeLike) -> Any:
-    """The bits of ``operand`` read as ``new_dtype`` (in any spelling) of the
-    same width, as ``jax.lax.bitcast_convert_type`` (``mx.view``); no derivative.
-    Only equal widths: JAX's change of width (adding or removing a trailing
-    axis) is not supported.
+    """The bits of ``operand`` read as ``new_dtype`` (in any spelling), as
+    ``jax.lax.bitcast_convert_type`` (``mx.view``); no derivative. A
+    narrower dtype adds a last axis (of the width ratio), a wider one
+    removes the last axis (which must have that length).
 
     >>> import ftorch.lax as lax, mlx.core as mx
     >>> lax.bitcast_convert_type(mx.array([1.0]), mx.int32).tolist()
     [1065353216]
+    >>> lax.bitcast_convert_type(mx.array([1.0]), mx.uint8).shape
+    (1, 4)
     """
     new_dtype = to_mlx_dtype(new_dtype, "bitcast_convert_type: new_dtype")
-    dtype = aval_of(operand).dtype
-    if dtype.size != new_dtype.size or mx.bool_ in (dtype, new_dtype):
-        raise TypeError(
-            f"bitcast_convert_type: {dtype} and {new_dtype} must be numeric dtypes of "
-            f"the same width ({dtype.size} and {new_dtype.size} bytes)")
+    shape, dtype = aval_of(operand)
+    if mx.bool_ in (dtype, new_dtype):
+        raise TypeError(f"bitcast_convert_type: {dtype} and {new_dtype} must be numeric dtypes")
+    if dtype.size < new_dtype.size and (not shape or shape[-1] != new_dtype.size // dtype.size):
+        raise ValueError(
+            f"bitcast_convert_type: converting {dtype} to the wider {new_dtype} needs a last "
+            f"axis of length {new_dtype.size // dtype.size}, got shape {tuple(shape)}")
     if dtype == new_dtype:
         return operand
     return bitcast_convert_type_p.bind(operand, dtype=new_dtype)
