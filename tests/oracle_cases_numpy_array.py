@@ -3,6 +3,7 @@ polynomials, statistics and creation from data (ftorch.numpy's ``_stacking``,
 ``_index_tricks``, ``_statistics``, ``_setops``, ``_polynomial`` modules and
 ``_creation``'s additions)."""
 
+import numpy as np
 from hypothesis import strategies as st
 from oracle import Oracle, arrays
 
@@ -64,6 +65,120 @@ STACKING = [
     Oracle(N + "copy", lambda d: ((d(arrays()),), {})),
 ]
 
-ORACLE = [*STACKING]
 
-UNCHECKED: dict[str, str] = {}
+def _ints(shape=None, lo=-3, hi=3, **kw):
+    return arrays(shape=shape, dtype="int32", lo=lo, hi=hi, **kw)
+
+
+def _mask(shape):
+    return arrays(shape=shape, dtype="bool")
+
+
+def _unique_indices(d, n, k):
+    return np.array(d(st.lists(st.integers(0, n - 1), min_size=k, max_size=k, unique=True)),
+                    np.int32)
+
+
+INDEXING = [
+    Oracle(N + "nonzero", lambda d: ((d(_ints(min_dims=1, lo=0, hi=2)),), {})),
+    Oracle(N + "nonzero", lambda d: ((x := d(_ints(min_dims=1, lo=0, hi=2)),), {
+        "size": d(st.integers(0, 6)), "fill_value": d(st.sampled_from([None, -1]))}),
+        id="size"),
+    Oracle(N + "flatnonzero", lambda d: ((d(arrays(lo=-1, hi=1).map(np.round)),), {
+        "size": d(st.sampled_from([None, 3])), "fill_value": d(st.sampled_from([None, 7]))})),
+    Oracle(N + "argwhere", lambda d: ((d(_ints(lo=0, hi=2)),), {
+        "size": d(st.sampled_from([None, 0, 2, 5])), "fill_value": -1})),
+    Oracle(N + "extract", lambda d: (
+        (c := d(_mask((2, 3))), d(arrays(shape=(2, 3)))),
+        {"size": d(st.sampled_from([None, 1, 6])), "fill_value": 9.0})),
+    Oracle(N + "compress", lambda d: (
+        (d(_mask((d(st.integers(1, 3)),))), d(arrays(shape=(3, 2)))),
+        {"axis": d(st.sampled_from([None, 0, -2]))})),
+    Oracle(N + "compress", lambda d: ((d(_mask((2,))), d(arrays(shape=(3, 2)))),
+                                      {"axis": 1, "size": 2, "fill_value": 5.0}), id="size"),
+    Oracle(N + "choose", lambda d: ((d(_ints((2, 3), 0, 2)), [d(arrays(shape=(3,))) for _ in
+                                                              range(3)]), {})),
+    Oracle(N + "choose", lambda d: ((d(_ints((4,), -5, 5)), [d(arrays(shape=(4,))) for _ in
+                                                             range(2)]),
+                                    {"mode": d(st.sampled_from(["wrap", "clip"]))}), id="mode"),
+    Oracle(N + "select", lambda d: (
+        ([d(_mask((3,))), d(_mask((2, 3)))], [d(arrays(shape=(3,))), d(arrays(shape=(2, 1)))]),
+        {"default": d(st.sampled_from([0, 0.5]))})),
+    Oracle(N + "piecewise", lambda d: ((d(arrays(shape=(5,))),), {}),
+           run=lambda L, fn, x: fn(x, [x < 0, x > 1], [lambda v: v * v, 2.5, lambda v: -v])),
+    Oracle(N + "piecewise", lambda d: ((d(arrays(shape=(2, 3))),), {}),
+           run=lambda L, fn, x: fn(x, [x < 0], [L.numpy.sin]), id="default"),
+    Oracle(N + "place", lambda d: (
+        (d(arrays(shape=(2, 3))), d(_mask((2, 3))), d(arrays(min_dims=1, max_dims=1))),
+        {"inplace": False})),
+    Oracle(N + "put", lambda d: (
+        (d(arrays(shape=(2, 3))), _unique_indices(d, 6, 3) - d(st.sampled_from([0, 6])),
+         d(arrays(min_dims=1, max_dims=1))),
+        {"inplace": False, "mode": d(st.sampled_from([None, "clip", "wrap"]))})),
+    Oracle(N + "delete", lambda d: ((d(arrays(shape=(3, 4))), d(st.sampled_from(
+        [1, -1, slice(1, None, 2), [0, 2]]))), {"axis": d(st.sampled_from([None, 0, 1]))})),
+    Oracle(N + "delete", lambda d: ((d(arrays(shape=(5,))), _unique_indices(d, 5, 2)),
+                                    {"assume_unique_indices": True}), id="unique"),
+    Oracle(N + "insert", lambda d: ((d(arrays(shape=(2, 3))), d(st.integers(-2, 2)),
+                                     d(arrays(shape=(2,)))), {"axis": 1})),
+    Oracle(N + "insert", lambda d: ((d(arrays(shape=(4,))), np.array([1, -1, 1, 4], np.int32),
+                                     d(arrays(shape=(1,)))), {}), id="many"),
+    Oracle(N + "insert", lambda d: ((d(arrays(shape=(2, 3))), slice(0, 2),
+                                     d(arrays(shape=(2, 1)))), {"axis": 0}), id="slice"),
+    Oracle(N + "insert", lambda d: ((d(arrays(shape=(4,))), np.array(2, np.int32),
+                                     d(arrays(shape=(2,)))), {}),
+           run=lambda L, fn, a, i, v: L.jax.jit(fn)(a, i, v), id="traced"),
+    Oracle(N + "diag_indices", lambda d: ((d(st.integers(0, 3)), d(st.integers(1, 3))), {})),
+    Oracle(N + "diag_indices_from", lambda d: ((d(arrays(shape=(3, 3))),), {})),
+    Oracle(N + "indices", lambda d: ((tuple(d(st.lists(st.integers(0, 3), max_size=3))),), {
+        "sparse": d(st.booleans()), "dtype": d(st.sampled_from([None, "float32"]))})),
+    Oracle(N + "ix_", lambda d: ((d(_ints((2,), 0, 3)), d(_ints((3,), 0, 3))), {})),
+    Oracle(N + "mask_indices", lambda d: ((3,), {"k": d(st.integers(-1, 1))}),
+           run=lambda L, fn, n, k: fn(n, L.numpy.triu, k)),
+    Oracle(N + "ravel_multi_index", lambda d: (
+        ((d(_ints((3,), -4, 4)), d(_ints((3,), -4, 4))), (2, 3)),
+        {"mode": d(st.sampled_from(["wrap", "clip"])), "order": d(st.sampled_from("CF"))})),
+    Oracle(N + "ravel_multi_index", lambda d: (((d(_ints((3,), 0, 1)), d(_ints((3,), 0, 2))),
+                                                (2, 3)), {}), id="raise"),
+    Oracle(N + "unravel_index", lambda d: ((d(_ints((5,), -9, 9)), (2, 3)), {})),
+    Oracle(N + "r_", lambda d: ((d(arrays(shape=(2,))), d(arrays(shape=(3,)))), {}),
+           run=lambda L, fn, a, b: fn[a, 0.5, b, 1:4]),
+    Oracle(N + "r_", lambda d: ((d(arrays(shape=(2,))), d(arrays(shape=(2,)))), {}),
+           run=lambda L, fn, a, b: fn["0,2,0", a, b], id="directive"),
+    Oracle(N + "c_", lambda d: ((d(arrays(shape=(2,))), d(arrays(shape=(2, 2)))), {}),
+           run=lambda L, fn, a, b: fn[a, b, 0:2]),
+    Oracle(N + "mgrid", lambda d: ((), {}), run=lambda L, fn: fn[0:3, -1:1:5j], grad=False),
+    Oracle(N + "mgrid", lambda d: ((), {}), run=lambda L, fn: fn[0:2:0.5], grad=False,
+           id="1d"),
+    Oracle(N + "ogrid", lambda d: ((), {}), run=lambda L, fn: fn[0:3, 1:2:3j], grad=False),
+    Oracle(N + "fromfunction", lambda d: ((), {}),
+           run=lambda L, fn: fn(lambda i, j: i * 3 + j ** 2, (2, 3))),
+    Oracle(N + "fromfunction", lambda d: ((), {}),
+           run=lambda L, fn: fn(lambda i: i, (4,), dtype=int), id="int"),
+    Oracle(N + "take", lambda d: ((d(arrays(shape=(3, 4))), d(_ints((2, 2), -4, 4))),
+                                  {"axis": 1, "mode": d(st.sampled_from(["clip", "wrap"]))})),
+    Oracle(N + "take", lambda d: ((d(arrays(shape=(3, 4))), d(_ints((5,), -12, 12))),
+                                  {"mode": "fill", "fill_value": -1.0}), id="fill"),
+    Oracle(N + "apply_along_axis", lambda d: ((x := d(arrays(min_dims=1)),), {
+        "axis": d(st.integers(-x.ndim, x.ndim - 1))}),
+        run=lambda L, fn, x, axis: fn(lambda v: L.numpy.stack([L.numpy.sum(v), v[0] * v[-1]]),
+                                      axis, x)),
+    Oracle(N + "apply_over_axes", lambda d: ((d(arrays(shape=(2, 3, 4))),), {}),
+           run=lambda L, fn, x: fn(L.numpy.sum, x, [0, 2])),
+    Oracle(N + "vectorize", lambda d: ((d(arrays(shape=(3, 2))), d(arrays(shape=(2,)))), {}),
+           run=lambda L, fn, x, y: fn(lambda a, b: L.numpy.sum(a * b) ** 2,
+                                      signature="(n),(n)->()")(x, y)),
+    Oracle(N + "vectorize", lambda d: ((d(arrays(shape=(3, 1))), d(arrays(shape=(4,)))), {}),
+           run=lambda L, fn, x, y: fn(lambda a, b, c: a * c + b, excluded={2})(x, y, 2.0),
+           id="scalar"),
+    Oracle(N + "vectorize", lambda d: ((d(arrays(shape=(2, 3))),), {}),
+           run=lambda L, fn, x: fn(lambda v: (v * 2, L.numpy.sum(v)),
+                                   signature="(n)->(n),()")(x), id="two_outputs"),
+]
+
+ORACLE = [*STACKING, *INDEXING]
+
+UNCHECKED: dict[str, str] = {
+    N + "s_": "NumPy's own numpy.s_ object, re-exported unchanged",
+    N + "index_exp": "NumPy's own numpy.index_exp object, re-exported unchanged",
+}
