@@ -373,9 +373,11 @@ def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
 def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = True) -> Any:
     """A copy of ``a`` with the entries of its flattened form at ``ind`` set
     to the values of ``v`` (repeated or cut to ``ind``'s length), as
-    ``jax.numpy.put``; ``inplace=False`` must be given. ``mode`` is "clip"
-    (the default: a negative index counts once from the end, then indices
-    are clipped) or "wrap". Which of repeated indices wins is unspecified.
+    ``jax.numpy.put``; ``inplace=False`` must be given. Out-of-range
+    indices: by default a negative index counts once from the end, then
+    indices are clipped into range; ``mode="clip"`` clips them (negative
+    ones to 0), ``"wrap"`` takes them modulo the size. Which of repeated
+    indices wins is unspecified.
 
     >>> import ftorch.numpy as fnp, mlx.core as mx
     >>> fnp.put(mx.zeros(4), mx.array([0, 2]), mx.array([5.0, 6.0]), inplace=False).tolist()
@@ -392,7 +394,11 @@ def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = Tr
     if not ind.size or not v.size or not a.size:
         return a
     v = _stacking.resize(lax.astype(v, a.dtype), ind.shape)
-    flat = _indexing.at(_shape.ravel(a))[ind].set(v, mode=mode or "clip")
+    if mode == "wrap":
+        ind = lax.remainder(ind, mx.array(a.size, ind.dtype))
+    elif mode == "clip":
+        ind = _elementwise.clip(ind, 0, a.size - 1)
+    flat = _indexing.at(_shape.ravel(a))[ind].set(v, mode="clip")
     return lax.reshape(flat, tuple(a.shape))
 
 

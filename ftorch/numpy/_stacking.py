@@ -344,7 +344,8 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
     if not -a.ndim <= start <= a.ndim:
         raise ValueError(f"rollaxis: start {start} is out of range for an array of ndim "
                          f"{a.ndim} (it may be from {-a.ndim} to {a.ndim})")
-    start %= a.ndim + 1
+    if start < 0:
+        start += a.ndim
     if ax < start:
         start -= 1
     return a if ax == start else _shape.moveaxis(a, ax, start)
