@@ -284,7 +284,41 @@ STATISTICS = [
            run=lambda L, fn, *a: fn(*a)[0], grad=False),
 ]
 
-ORACLE = [*STACKING, *INDEXING, *STATISTICS]
+
+def _set_args(d):
+    return d(_ints(min_dims=1, max_dims=2, lo=-3, hi=3)), d(_ints(min_dims=1, lo=-3, hi=3))
+
+
+SETS = [
+    Oracle(N + "isin", lambda d: (_set_args(d), {"invert": d(st.booleans())})),
+    Oracle(N + "isin", lambda d: ((d(arrays(shape=(4,))), d(arrays(shape=(3,)))), {}),
+           id="float"),
+    Oracle(N + "intersect1d", lambda d: (_set_args(d), {"return_indices": d(st.booleans())})),
+    Oracle(N + "intersect1d", lambda d: (_set_args(d), {
+        "return_indices": True, "size": 3, "fill_value": d(st.sampled_from([None, -9]))}),
+        id="size"),
+    Oracle(N + "setdiff1d", lambda d: (_set_args(d), {})),
+    Oracle(N + "setdiff1d", lambda d: (_set_args(d), {
+        "size": 4, "fill_value": d(st.sampled_from([None, -9]))}), id="size"),
+    Oracle(N + "setxor1d", lambda d: (_set_args(d), {})),
+    Oracle(N + "setxor1d", lambda d: (_set_args(d), {
+        "size": 5, "fill_value": d(st.sampled_from([None, -9]))}), id="size"),
+    Oracle(N + "union1d", lambda d: (_set_args(d), {})),
+    Oracle(N + "union1d", lambda d: ((d(_coarse((5,))), d(_coarse((2,)))), {
+        "size": 9, "fill_value": d(st.sampled_from([None, -9.0]))}), id="size"),
+    Oracle(N + "union1d", lambda d: (_set_args(d), {}),
+           run=lambda L, fn, a, b: L.jax.jit(lambda a, b: fn(a, b, size=8))(a, b), id="jit"),
+    Oracle(N + "trim_zeros", lambda d: ((d(_ints(min_dims=1, lo=0, hi=1)),), {
+        "trim": d(st.sampled_from(["f", "b", "fb"]))})),
+    Oracle(N + "trim_zeros", lambda d: ((d(_ints((3, 4), lo=0, hi=1)),), {
+        "axis": d(st.sampled_from([None, 0, -1]))}), id="axis"),
+    Oracle(N + "sort_complex", lambda d: ((d(_coarse((5,)).map(lambda a: np.round(a))),), {}),
+           grad=False),
+    Oracle(N + "sort_complex", lambda d: ((d(arrays(shape=(2, 4), dtype="complex64")
+                                           .map(np.round)),), {}), grad=False, id="complex"),
+]
+
+ORACLE = [*STACKING, *INDEXING, *STATISTICS, *SETS]
 
 UNCHECKED: dict[str, str] = {
     N + "s_": "NumPy's own numpy.s_ object, re-exported unchanged",

@@ -74,7 +74,7 @@ def _iota(n: int) -> mx.array:
     return mx.arange(n, dtype=mx.int32)
 
 
-def _true_positions(mask: Any, size: int | None, fname: str) -> tuple[Any, Any]:
+def true_positions(mask: Any, size: int | None, fname: str) -> tuple[Any, Any]:
     """The flat positions (``int32``) where the 1-D boolean ``mask`` holds,
     and which of them are real: None without ``size`` (all are; read off the
     values), else a boolean mask over the ``size`` slots (the first ``size``
@@ -90,7 +90,7 @@ def _true_positions(mask: Any, size: int | None, fname: str) -> tuple[Any, Any]:
     return found, lax.less(_iota(size), lax.sum(counts, (0,)))
 
 
-def _check_size(size: Any, fname: str) -> int | None:
+def check_size(size: Any, fname: str) -> int | None:
     return None if size is None else static_size(size, fname, "size")
 
 
@@ -134,9 +134,9 @@ def _nonzero(a: Any, size: Any, fill_value: Any, fname: str) -> tuple[Any, ...]:
     if a.ndim == 0:
         raise ValueError(f"{fname}: a 0-d array has no axes to index; use "
                          "atleast_1d(a) first")
-    size = _check_size(size, fname)
+    size = check_size(size, fname)
     shape = tuple(a.shape)
-    flat, valid = _true_positions(_shape.ravel(_nonzero_mask(a)), size, fname)
+    flat, valid = true_positions(_shape.ravel(_nonzero_mask(a)), size, fname)
     fills = fill_value if isinstance(fill_value, (tuple, list)) else (fill_value,) * a.ndim
     if len(fills) != a.ndim:
         raise ValueError(f"{fname}: fill_value has {len(fills)} entries for an array of "
@@ -208,11 +208,11 @@ def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | Non
     if cond.shape[0] < n:
         a = lax.static_slice(a, _shape._along(ax, slice(0, cond.shape[0])))
         n = cond.shape[0]
-    size = _check_size(size, "compress")
+    size = check_size(size, "compress")
     if size is not None and size > n:
         raise ValueError(f"compress: size must not be greater than the axis length {n}, "
                          f"got {size}")
-    found, valid = _true_positions(cond, size, "compress")
+    found, valid = true_positions(cond, size, "compress")
     picked = _indexing.take(a, found, axis=ax, mode="promise_in_bounds")
     return _filled(picked, valid, fill_value, ax)
 
@@ -446,7 +446,7 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
         obj = _int_array(obj, "delete", "obj")
         drop = _shape.ravel(obj)
         keep = _indexing.at(lax.full((n,), True, mx.bool_))[drop].set(False)
-        kept, _ = _true_positions(keep, n - drop.shape[0], "delete")
+        kept, _ = true_positions(keep, n - drop.shape[0], "delete")
     else:
         gone = _positions(obj, n, "delete", "the output size depends on the values of obj; "
                                            "pass assume_unique_indices=True under jit or vmap")
