@@ -318,7 +318,46 @@ SETS = [
                                            .map(np.round)),), {}), grad=False, id="complex"),
 ]
 
-ORACLE = [*STACKING, *INDEXING, *STATISTICS, *SETS]
+
+POLYNOMIALS = [
+    Oracle(N + "poly", lambda d: ((_vec(d),), {}), rtol=1e-4, atol=1e-4),
+    Oracle(N + "poly", lambda d: ((np.array([[1.0, 2.0], [0.5, 3.0]], np.float32),), {}),
+           grad=False, id="matrix", rtol=1e-4, atol=1e-4),
+    Oracle(N + "polyadd", lambda d: ((_vec(d), _vec(d)), {})),
+    Oracle(N + "polysub", lambda d: ((_vec(d), d(_ints((2,)))), {})),
+    Oracle(N + "polymul", lambda d: ((_vec(d), _vec(d)), {}), rtol=1e-4, atol=1e-4),
+    Oracle(N + "polymul", lambda d: ((np.array([0.0, 0.0, 1.0, 2.0], np.float32), _vec(d, lo=0.5)),
+                                     {"trim_leading_zeros": True}), id="trim", rtol=1e-4,
+           atol=1e-4),
+    Oracle(N + "polydiv", lambda d: ((_vec(d), _vec(d, lo=0.5, hi=2)), {}), rtol=1e-3,
+           atol=1e-3),
+    Oracle(N + "polyder", lambda d: ((_vec(d),), {"m": d(st.integers(0, 3))})),
+    Oracle(N + "polyder", lambda d: ((d(_ints((4,))),), {}), id="int"),
+    Oracle(N + "polyint", lambda d: ((_vec(d),), {"m": d(st.integers(0, 3))})),
+    Oracle(N + "polyint", lambda d: ((_vec(d),), {"m": 2, "k": d(arrays(shape=(2,)))}),
+           id="k"),
+    Oracle(N + "polyval", lambda d: ((_vec(d), d(arrays())), {}), rtol=1e-4, atol=1e-4),
+    Oracle(N + "polyval", lambda d: ((d(_ints((3,))), d(_ints((2, 2)))), {}), id="int"),
+    Oracle(N + "polyfit", lambda d: ((np.linspace(-0.9, 2, 7, dtype=np.float32),
+                                      d(arrays(shape=(7,))), d(st.integers(0, 3))), {}),
+           rtol=1e-3, atol=1e-3),
+    Oracle(N + "polyfit", lambda d: ((np.linspace(-0.9, 2, 7, dtype=np.float32),
+                                      d(arrays(shape=(7, 2))), 2), {
+        "w": d(arrays(shape=(7,), lo=0.5, hi=2)), "cov": True}), grad=False, rtol=1e-3,
+        atol=1e-3, id="cov"),
+    Oracle(N + "polyfit", lambda d: ((np.linspace(-0.9, 2, 7, dtype=np.float32),
+                                      d(arrays(shape=(7,))), 2), {"full": True}),
+           grad=False, rtol=1e-3, atol=1e-3, id="full"),
+    # Eigenvalues come in an order of each library's own; compare them sorted.
+    Oracle(N + "roots", lambda d: ((np.array([0.0, 1.0, -3.0, 2.0, 0.0], np.float32),), {}),
+           run=lambda L, fn, p: L.numpy.sort_complex(fn(p)), grad=False, rtol=1e-4,
+           atol=1e-4),
+    Oracle(N + "roots", lambda d: ((d(arrays(shape=(4,), lo=0.5, hi=3)),), {}),
+           run=lambda L, fn, p: L.numpy.sort_complex(fn(p)), grad=False, rtol=1e-3,
+           atol=1e-3, id="drawn"),
+]
+
+ORACLE = [*STACKING, *INDEXING, *STATISTICS, *SETS, *POLYNOMIALS]
 
 UNCHECKED: dict[str, str] = {
     N + "s_": "NumPy's own numpy.s_ object, re-exported unchanged",
