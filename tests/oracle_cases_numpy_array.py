@@ -357,9 +357,44 @@ POLYNOMIALS = [
            atol=1e-3, id="drawn"),
 ]
 
-ORACLE = [*STACKING, *INDEXING, *STATISTICS, *SETS, *POLYNOMIALS]
+CREATION = [
+    Oracle(N + "logspace", lambda d: ((d(st.floats(-2, 2, width=32)),
+                                       d(st.floats(-2, 2, width=32))),
+                                      {"num": d(st.integers(0, 6)), "endpoint": d(st.booleans()),
+                                       "base": d(st.sampled_from([10.0, 2.0]))}),
+           rtol=1e-4, grad=False),
+    Oracle(N + "logspace", lambda d: ((d(arrays(shape=(2,), lo=-1, hi=1)),
+                                       d(arrays(shape=(3, 1), lo=-1, hi=1))),
+                                      {"num": 4, "axis": d(st.integers(-3, 2))}),
+           rtol=1e-4, atol=1e-4, id="arrays"),
+    Oracle(N + "logspace", lambda d: ((0, 3), {"num": 4, "base": 2.0, "dtype": "int32"}),
+           id="int"),
+    Oracle(N + "geomspace", lambda d: (d(st.sampled_from([(1.0, 1000.0), (-2.0, -3.0),
+                                                          (0.5, 7.0), (1.0, -3.0)])),
+                                       {"num": d(st.integers(1, 6)),
+                                        "endpoint": d(st.booleans())}),
+           rtol=1e-4, grad=False),
+    Oracle(N + "geomspace", lambda d: ((d(arrays(shape=(2,), lo=0.5, hi=3)),
+                                        d(arrays(shape=(2,), lo=0.5, hi=3))),
+                                       {"num": 3, "axis": -1}),
+           rtol=1e-4, atol=1e-4, id="arrays"),
+    Oracle(N + "frombuffer", lambda d: ((np.arange(6, dtype=np.float32).tobytes(),),
+                                        {"dtype": "float32", "count": d(st.integers(-1, 5)),
+                                         "offset": 4 * d(st.integers(0, 1))}), grad=False),
+    Oracle(N + "frombuffer", lambda d: ((bytes(range(8)),), {"dtype": "uint8"}), grad=False,
+           id="bytes"),
+    Oracle(N + "fromstring", lambda d: (("1 2.5 -3",), {"sep": " "}), grad=False),
+    Oracle(N + "fromstring", lambda d: (("1,2,3",), {"dtype": int, "sep": ","}), grad=False,
+           id="int"),
+    Oracle(N + "from_dlpack", lambda d: ((d(arrays()),), {}), grad=False,
+           run=lambda L, fn, x: fn(np.array(x))),
+]
+
+ORACLE = [*STACKING, *INDEXING, *STATISTICS, *SETS, *POLYNOMIALS, *CREATION]
 
 UNCHECKED: dict[str, str] = {
+    N + "fromiter": "jax.numpy.fromiter raises NotImplementedError (impure under jit); "
+                    "ftorch's runs eagerly: its doctest checks it",
     N + "s_": "NumPy's own numpy.s_ object, re-exported unchanged",
     N + "index_exp": "NumPy's own numpy.index_exp object, re-exported unchanged",
 }
