@@ -430,7 +430,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None,
     >>> fnp.take(x, mx.array([-1, 3])).tolist()
     [3.0, nan]
     >>> fnp.take(x, mx.array([-1, 3]), mode="clip").tolist()
-    [3.0, 3.0]
+    [1.0, 3.0]
     """
     if out is not None:
         raise NotImplementedError(
