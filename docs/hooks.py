@@ -91,6 +91,25 @@ SAME_NAME_DIFFERENT = {
         "vector_norm": "gradient 0 at 0 for `ord=2`, as in PyTorch (JAX's is NaN)",
         "matrix_norm": "gradient 0 at 0 for `ord='fro'`, as in PyTorch (JAX's is NaN)",
     },
+    "jax.scipy.linalg": {
+        "cholesky": "reads the `lower` (else upper) triangle and differentiates with respect to "
+                    "it, as `lax.cholesky`; JAX's gradient also reaches the other triangle "
+                    "(the same for symmetric perturbations)",
+        "eigh": "reads the `lower` (else upper) triangle and differentiates with respect to it; "
+                "JAX's gradient also reaches the other triangle (the same for symmetric "
+                "perturbations)",
+        "qr": "no `pivoting=True` and no `mode='raw'` (MLX has neither kernel)",
+        "qr_multiply": "no `pivoting=True` (MLX has no column-pivoted QR)",
+        "sqrtm": "from the eigendecomposition: diagonalizable matrices (JAX's Schur method "
+                 "also takes defective ones)",
+        "funm": "from the eigendecomposition: diagonalizable matrices (JAX's Schur recurrence "
+                "also takes defective ones); `errest` is a commutation residual",
+        "eigh_tridiagonal": "no `select='v'`; solved densely (differentiable)",
+        "solve_sylvester": "a Kronecker-product solve, `O((m n)^3)`, differentiable (JAX's "
+                           "Bartels-Stewart is not)",
+        "polar": "from the SVD for either `method` (`eps` and `max_iterations` ignored); "
+                 "reverse-differentiable",
+    },
     "jax.scipy.special": {
         "logsumexp": "gradient 0 over a slice that is all `-inf` (JAX's is NaN)",
         "ndtri": "derivative `+inf` at 0 and 1 (JAX's is 0)",

@@ -1,11 +1,11 @@
 """Oracle cases for the names ftorch has had from the start outside ``jax.numpy``: the
-transforms, ``jax.tree``, FFTs, linear algebra, ``jax.nn``, special functions,
+transforms, ``jax.tree``, FFTs, ``jax.nn``, special functions,
 ``jax.scipy.stats.norm``, ``jax.random`` and ``jax.lax`` (tests/oracle.py)."""
 
 import numpy as np
 from hypothesis import strategies as st
 from oracle import Oracle, arrays
-from oracle_cases_numpy_core import _spd, _well_conditioned, axis_of, shape, unary
+from oracle_cases_numpy_core import axis_of, shape, unary
 
 
 def one(d, **kw):
@@ -117,48 +117,6 @@ FFT = [
 ]
 
 
-def _linalg(name, args, **kw):
-    return Oracle(f"jax.numpy.linalg.{name}", args, rtol=kw.pop("rtol", 1e-4),
-                  atol=kw.pop("atol", 1e-4), **kw)
-
-
-def _sign_fixed_qr(L, fn, a):
-    q, r = fn(a)
-    s = L.numpy.sign(L.numpy.diagonal(r, axis1=-2, axis2=-1))
-    return q * s[..., None, :], r * s[..., :, None]
-
-
-LINALG = [
-    _linalg("cholesky", lambda d: ((_spd(d),), {})),
-    _linalg("det", lambda d: ((_well_conditioned(d),), {})),
-    _linalg("slogdet", lambda d: ((_well_conditioned(d),), {})),
-    _linalg("inv", lambda d: ((_well_conditioned(d),), {})),
-    _linalg("solve", lambda d: ((a := _well_conditioned(d), d(arrays((a.shape[0], 2)))), {})),
-    _linalg("eigh", lambda d: ((_spd(d),), {}), grad=False,
-            run=lambda L, fn, a: fn(a)[0]),
-    _linalg("eigvalsh", lambda d: ((_spd(d),), {})),
-    _linalg("pinv", lambda d: ((_well_conditioned(d),), {})),
-    _linalg("matrix_power", lambda d: ((_well_conditioned(d), d(st.integers(-2, 3))), {})),
-    _linalg("matrix_rank", lambda d: ((_well_conditioned(d),), {}), grad=False),
-    _linalg("norm", lambda d: ((_well_conditioned(d),),
-                               {"ord": d(st.sampled_from([None, "fro", 1, -1, np.inf]))})),
-    _linalg("vector_norm", lambda d: ((d(arrays((4,))).clip(0.1, None),),
-                                      {"ord": d(st.sampled_from([2, 1, np.inf, 3]))})),
-    _linalg("matrix_norm", lambda d: ((_well_conditioned(d),),
-                                      {"ord": d(st.sampled_from(["fro", 1, np.inf]))})),
-    _linalg("multi_dot", lambda d: (([d(arrays((2, 3))), d(arrays((3, 4))), d(arrays((4, 2)))],),
-                                    {})),
-    _linalg("cross", lambda d: ((d(arrays((2, 3))), d(arrays((2, 3)))), {})),
-    _linalg("qr", lambda d: ((_well_conditioned(d),), {}), run=_sign_fixed_qr),
-    _linalg("svd", lambda d: ((_well_conditioned(d),), {}),
-            run=lambda L, fn, a: fn(a, compute_uv=False)),
-    _linalg("lstsq", lambda d: ((_well_conditioned(d), d(arrays((4,)))[:1]), {}),
-            grad=False, run=lambda L, fn, a, b: fn(a, L.numpy.ones(a.shape[0]))[0]),
-    _linalg("tensorinv", lambda d: ((_well_conditioned(d),), {"ind": 1})),
-    _linalg("tensorsolve", lambda d: ((a := _well_conditioned(d), d(arrays((a.shape[0],)))), {})),
-]
-
-
 def _nn(name, lo=-3.0, hi=3.0, **kw):
     return Oracle(f"jax.nn.{name}", lambda d: ((one(d, lo=lo, hi=hi),), kw))
 
@@ -222,34 +180,6 @@ NORM = [
 ]
 
 
-def _cho_solve(L, fn, a, b):
-    return fn((L.numpy.linalg.cholesky(a), True), b)
-
-
-def _lu_solve(L, fn, a, b):
-    return fn(L.scipy.linalg.lu_factor(a), b)
-
-
-SCIPY_LINALG = [
-    Oracle("jax.scipy.linalg.det", lambda d: ((_well_conditioned(d),), {}), rtol=1e-4, atol=1e-4),
-    Oracle("jax.scipy.linalg.inv", lambda d: ((_well_conditioned(d),), {}), rtol=1e-4, atol=1e-4),
-    Oracle("jax.scipy.linalg.solve", lambda d: ((a := _well_conditioned(d),
-                                                 d(arrays((a.shape[0], 2)))), {}),
-           rtol=1e-4, atol=1e-4),
-    Oracle("jax.scipy.linalg.solve_triangular",
-           lambda d: ((a := np.triu(_well_conditioned(d)), d(arrays((a.shape[0], 2)))),
-                      {"lower": False}), rtol=1e-4, atol=1e-4),
-    Oracle("jax.scipy.linalg.cho_solve", lambda d: ((a := _spd(d), d(arrays((a.shape[0], 2)))),
-                                                    {}), run=_cho_solve, rtol=1e-4, atol=1e-4),
-    Oracle("jax.scipy.linalg.lu_solve", lambda d: ((a := _well_conditioned(d),
-                                                    d(arrays((a.shape[0], 2)))), {}),
-           run=_lu_solve, rtol=1e-4, atol=1e-4),
-    Oracle("jax.scipy.linalg.lu", lambda d: ((_well_conditioned(d),), {}), rtol=1e-4, atol=1e-4),
-    Oracle("jax.scipy.linalg.lu_factor", lambda d: ((_well_conditioned(d),), {}), grad=False,
-           rtol=1e-4, atol=1e-4),
-]
-
-
 def _key(d):
     return np.array([0, d(st.integers(0, 1000))], dtype=np.uint32)
 
@@ -306,7 +236,7 @@ LAX = [
                                          d(arrays(b.shape)), d(arrays(b.shape))), {})),
 ]
 
-ORACLE = [*TRANSFORMS, *TREE, *FFT, *LINALG, *NN, *SPECIAL, *NORM, *SCIPY_LINALG, *RANDOM, *LAX]
+ORACLE = [*TRANSFORMS, *TREE, *FFT, *NN, *SPECIAL, *NORM, *RANDOM, *LAX]
 
 UNCHECKED = {
     "jax.ShapeDtypeStruct": "a class: tests/test_transforms.py checks eval_shape's outputs",
