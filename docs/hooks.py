@@ -91,6 +91,13 @@ SAME_NAME_DIFFERENT = {
         "dtype": "a function giving an MLX dtype (JAX's is NumPy's `np.dtype` class)",
         "array_str": "NumPy's formatting (JAX prints float32 with float64's digits)",
         "array_repr": "prints `array(...)` with NumPy's formatting (JAX's `Array(...)`)",
+        "vander": "gradient finite at `x = 0` (JAX's is NaN), as `power`'s",
+        "vectorize": "keyword arguments not in `excluded` are vectorized, as in NumPy (JAX's "
+                     "drops them)",
+        "fromiter": "runs eagerly (JAX's raises `NotImplementedError`)",
+        "roots": "eager only, on MLX's CPU (no general eigenvalues on the GPU, no derivative)",
+        "einsum_path": "the report is NumPy's text (JAX's an `opt_einsum` `PathInfo`); the "
+                       "path is the same list of tuples",
         **{name: "MLX's `DtypeCategory` (works with `issubdtype`), not a NumPy type"
            for name in ("generic", "number", "inexact", "floating", "complexfloating",
                         "integer", "signedinteger", "unsignedinteger")},
