@@ -49,6 +49,7 @@ __all__ = [
     "sinc", "logsumexp", "softmax", "log_softmax", "gammainc", "gammaincc", "betainc",
     "loggamma", "factorial", "comb", "poch", "bernoulli", "boxcox", "boxcox1p", "erfcx", "expi",
     "exp1", "zeta", "hyp1f1", "dawsn", "expn", "spence", "bessel_jn", "owens_t",
+    "sici", "fresnel",
 ]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -1098,6 +1099,171 @@ def owens_t(h: Any, a: Any) -> Any:
         lax.subtract(lax.multiply(0.5, lax.add(q_h, q_ah)), lax.multiply(q_h, q_ah)),
         _owens_t_small_a(ah, lax.reciprocal(a_big)))
     return lax.multiply(sign, lax.where(wide, reflected, _owens_t_small_a(h, a_small)))
+
+
+# ----------------------------------------------------------------------------
+# Sine, cosine and Fresnel integrals
+# ----------------------------------------------------------------------------
+
+_EULER_GAMMA = 0.57721566490153286061
+_SICI_SERIES_BELOW = 4.0     # power series below, continued fraction of E1(ix) above
+_SICI_SERIES_TERMS = 20
+_FRESNEL_SERIES_BELOW = 1.5  # power series below, continued fraction of erfc above
+_CONTINUED_FRACTION_TERMS = 60
+
+
+def _complex_divide(re: Any, im: Any, den_re: Any, den_im: Any) -> tuple[Any, Any]:
+    """``(re + i im) / (den_re + i den_im)`` on real arrays."""
+    norm = lax.add(lax.square(den_re), lax.square(den_im))
+    return (lax.divide(lax.add(lax.multiply(re, den_re), lax.multiply(im, den_im)), norm),
+            lax.divide(lax.subtract(lax.multiply(im, den_re), lax.multiply(re, den_im)), norm))
+
+
+def _odd_power_series(x2: Any, first: Any, ratio) -> Any:
+    """``sum_k t_k`` with ``t_0 = first`` and ``t_k = t_(k-1) * x2 * ratio(k)``."""
+    term, total = first, first
+    for k in range(1, _SICI_SERIES_TERMS):
+        term = lax.multiply(term, lax.multiply(x2, ratio(k)))
+        total = lax.add(total, term)
+    return total
+
+
+def _sici_series(x: Any) -> tuple[Any, Any]:
+    """``Si(x)`` and ``Ci(x) - gamma - log x`` by their power series (``x > 0``)."""
+    x2 = lax.negative(lax.square(x))
+    # Si: x^(2k+1) / ((2k+1) (2k+1)!); Ci: x^(2k) / (2k (2k)!), both alternating.
+    si_terms = _odd_power_series(x2, x, lambda k: (2 * k - 1) / ((2 * k + 1) ** 2 * (2 * k)))
+    ci_terms = _odd_power_series(
+        x2, lax.multiply(-0.25, lax.square(x)),
+        lambda k: (2 * k) / ((2 * k + 2) ** 2 * (2 * k + 1)))
+    return si_terms, ci_terms
+
+
+def _e1_imaginary(x: Any) -> tuple[Any, Any]:
+    """``e^(ix) E1(ix)`` for ``x > 0`` by the continued fraction
+    ``1 / (z + 1 - 1 / (z + 3 - 4 / (z + 5 - ...)))`` at ``z = ix``, evaluated
+    from its tail."""
+    re, im = lax.full_like(x, 2.0 * _CONTINUED_FRACTION_TERMS + 1.0), x
+    for k in range(_CONTINUED_FRACTION_TERMS, 0, -1):
+        q_re, q_im = _complex_divide(lax.full_like(x, float(k * k)), lax.zeros_like(x), re, im)
+        re, im = lax.subtract(lax.full_like(x, 2.0 * k - 1.0), q_re), lax.subtract(x, q_im)
+    return _complex_divide(lax.ones_like(x), lax.zeros_like(x), re, im)
+
+
+@custom_jvp
+def _sici(x):
+    ax = lax.abs(x)
+    small = lax.less(ax, _SICI_SERIES_BELOW)
+    x_small = lax.where(small, ax, 1.0)
+    x_big = lax.where(small, 2.0 * _SICI_SERIES_BELOW, ax)
+    si_series, ci_series = _sici_series(x_small)
+    ci_small = lax.add(lax.add(ci_series, _EULER_GAMMA), lax.log(x_small))
+    # E1(ix) = -Ci(x) + i (Si(x) - pi/2), and h = e^(ix) E1(ix).
+    h_re, h_im = _e1_imaginary(x_big)
+    cos, sin = lax.cos(x_big), lax.sin(x_big)
+    ci_big = lax.negative(lax.add(lax.multiply(cos, h_re), lax.multiply(sin, h_im)))
+    si_big = lax.add(math.pi / 2, lax.subtract(lax.multiply(cos, h_im), lax.multiply(sin, h_re)))
+    si = lax.where(small, si_series, si_big)
+    ci = lax.where(small, ci_small, ci_big)
+    si = lax.where(lax.less(x, 0.0), lax.negative(si), lax.where(lax.equal(x, 0.0), x, si))
+    ci = lax.where(lax.equal(x, 0.0), -math.inf, ci)
+    inf = lax.equal(ax, math.inf)
+    si = lax.where(inf, lax.multiply(math.pi / 2, lax.sign(x)), si)
+    ci = lax.where(inf, 0.0, ci)
+    return si, ci
+
+
+@_sici.defjvp
+def _sici_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _sici(x), (lax.multiply(t, lax.sinc(lax.divide(x, math.pi))),
+                      lax.multiply(t, lax.divide(lax.cos(x), x)))
+
+
+def sici(x: Any) -> tuple[Any, Any]:
+    """The sine and cosine integrals ``(Si(x), Ci(x))``, ``Si(x) = int_0^x
+    sin(t) / t dt`` and ``Ci(x) = gamma + log|x| + int_0^x (cos(t) - 1) / t
+    dt``, as ``jax.scipy.special.sici``: ``Si`` is odd, ``Ci`` even (its real
+    part for ``x < 0``, ``-inf`` at 0). Power series below ``|x| = 4``, the
+    continued fraction of ``E1(ix) = -Ci(x) + i (Si(x) - pi/2)`` above;
+    derivatives ``sin(x) / x`` and ``cos(x) / x``.
+
+    >>> import ftorch.scipy.special as fss, mlx.core as mx
+    >>> si, ci = fss.sici(mx.array([1.0, 10.0]))
+    >>> [round(v, 6) for v in si.tolist()], [round(v, 6) for v in ci.tolist()]
+    ([0.946083, 1.658348], [0.337404, -0.045456])
+    """
+    (x,) = _inexact("sici", x)
+    return _sici(x)
+
+
+def _fresnel_series(x: Any) -> tuple[Any, Any]:
+    """``(S(x), C(x))`` by their power series in ``u = (pi/2) x^2``:
+    ``S = sum (-1)^k u^(2k+1) x / ((2k+1)! (4k+3))``,
+    ``C = sum (-1)^k u^(2k) x / ((2k)! (4k+1))``."""
+    u = lax.multiply(math.pi / 2, lax.square(x))
+    u2 = lax.negative(lax.square(u))
+    s = _odd_power_series(u2, lax.multiply(lax.multiply(u, x), 1.0 / 3.0),
+                          lambda k: (4 * k - 1) / ((2 * k) * (2 * k + 1) * (4 * k + 3)))
+    c = _odd_power_series(u2, x, lambda k: (4 * k - 3) / ((2 * k - 1) * (2 * k) * (4 * k + 1)))
+    return s, c
+
+
+def _fresnel_fraction(x: Any) -> tuple[Any, Any]:
+    """``(S(x), C(x))`` for ``x > 0`` from ``C + iS = (1 + i)/2 erf((1 - i) sqrt(pi) x / 2)``
+    and the continued fraction of ``erfc``: with ``b = 1 - i pi x^2``,
+    ``h = 1 / (b - 1*2 / (b + 4 - 3*4 / (b + 8 - ...)))`` and
+    ``C + iS = (1 + i)/2 (1 - e^(i pi x^2 / 2) (1 - i) x h)``."""
+    pix2 = lax.multiply(math.pi, lax.square(x))
+    n = _CONTINUED_FRACTION_TERMS
+    re, im = lax.full_like(x, 1.0 + 4.0 * n), lax.negative(pix2)
+    for k in range(n, 0, -1):
+        q_re, q_im = _complex_divide(lax.full_like(x, float(-(2 * k - 1) * (2 * k))),
+                                     lax.zeros_like(x), re, im)
+        re = lax.add(lax.full_like(x, 1.0 + 4.0 * (k - 1)), q_re)
+        im = lax.add(lax.negative(pix2), q_im)
+    h_re, h_im = _complex_divide(x, lax.negative(x), re, im)   # (1 - i) x h
+    cos, sin = lax.cos(lax.multiply(0.5, pix2)), lax.sin(lax.multiply(0.5, pix2))
+    w_re = lax.subtract(1.0, lax.subtract(lax.multiply(cos, h_re), lax.multiply(sin, h_im)))
+    w_im = lax.negative(lax.add(lax.multiply(cos, h_im), lax.multiply(sin, h_re)))
+    # (1 + i)/2 (w_re + i w_im)
+    return lax.multiply(0.5, lax.add(w_re, w_im)), lax.multiply(0.5, lax.subtract(w_re, w_im))
+
+
+@custom_jvp
+def _fresnel(x):
+    ax = lax.abs(x)
+    small = lax.less(ax, _FRESNEL_SERIES_BELOW)
+    s_small, c_small = _fresnel_series(lax.where(small, ax, 1.0))
+    s_big, c_big = _fresnel_fraction(lax.where(small, 2.0 * _FRESNEL_SERIES_BELOW, ax))
+    s, c = lax.where(small, s_small, s_big), lax.where(small, c_small, c_big)
+    inf = lax.equal(ax, math.inf)
+    s, c = lax.where(inf, 0.5, s), lax.where(inf, 0.5, c)
+    negative = lax.less(x, 0.0)
+    return lax.where(negative, lax.negative(s), s), lax.where(negative, lax.negative(c), c)
+
+
+@_fresnel.defjvp
+def _fresnel_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    phase = lax.multiply(math.pi / 2, lax.square(x))
+    return _fresnel(x), (lax.multiply(t, lax.sin(phase)), lax.multiply(t, lax.cos(phase)))
+
+
+def fresnel(x: Any) -> tuple[Any, Any]:
+    """The Fresnel integrals ``(S(x), C(x))``, ``S(x) = int_0^x sin(pi t^2 / 2)
+    dt`` and ``C(x) = int_0^x cos(pi t^2 / 2) dt``, as
+    ``jax.scipy.special.fresnel`` (both odd, tending to ``+-1/2``). Power
+    series below ``|x| = 1.5``, the continued fraction of ``erfc`` above;
+    derivatives ``sin(pi x^2 / 2)`` and ``cos(pi x^2 / 2)``.
+
+    >>> import ftorch.scipy.special as fss, mlx.core as mx
+    >>> s, c = fss.fresnel(mx.array([0.5, 2.0]))
+    >>> [round(v, 6) for v in s.tolist()], [round(v, 6) for v in c.tolist()]
+    ([0.064732, 0.343416], [0.492344, 0.488253])
+    """
+    (x,) = _inexact("fresnel", x)
+    return _fresnel(x)
 
 
 # ----------------------------------------------------------------------------
