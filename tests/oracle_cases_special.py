@@ -118,6 +118,10 @@ MORE = [
                                     d(arrays((3,), lo=-4.0, hi=4.0))), {}),
              rtol=1e-4, atol=1e-6),
     _lax("erf_inv", lambda d: ((d(arrays(lo=-0.9, hi=0.9)),), {}), rtol=1e-4, atol=1e-5),
+    # Both branches (series and continued fraction) and both signs; Ci is -inf at 0, kept away.
+    _unary("sici", 0.05, 12.0, rtol=1e-4, atol=1e-5),
+    _unary("sici", -12.0, -0.05, rtol=1e-4, atol=1e-5, id="negative"),
+    _unary("fresnel", -4.0, 4.0, rtol=1e-4, atol=1e-5),
 ]
 
 ORACLE = [*INCOMPLETE, *GAMMA, *TRANSFORMS, *INTEGRALS, *MORE]

@@ -1150,8 +1150,7 @@ def _e1_imaginary(x: Any) -> tuple[Any, Any]:
     return _complex_divide(lax.ones_like(x), lax.zeros_like(x), re, im)
 
 
-@custom_jvp
-def _sici(x):
+def _sici_values(x: Any) -> tuple[Any, Any]:
     ax = lax.abs(x)
     small = lax.less(ax, _SICI_SERIES_BELOW)
     x_small = lax.where(small, ax, 1.0)
@@ -1173,11 +1172,27 @@ def _sici(x):
     return si, ci
 
 
-@_sici.defjvp
-def _sici_jvp(primals, tangents):
+# One rule per output: a zero cotangent of Ci must not meet its infinite slope at 0.
+@custom_jvp
+def _si(x):
+    return _sici_values(x)[0]
+
+
+@_si.defjvp
+def _si_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
-    return _sici(x), (lax.multiply(t, lax.sinc(lax.divide(x, math.pi))),
-                      lax.multiply(t, lax.divide(lax.cos(x), x)))
+    return _si(x), lax.multiply(t, lax.sinc(lax.divide(x, math.pi)))
+
+
+@custom_jvp
+def _ci(x):
+    return _sici_values(x)[1]
+
+
+@_ci.defjvp
+def _ci_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _ci(x), lax.multiply(t, lax.divide(lax.cos(x), x))
 
 
 def sici(x: Any) -> tuple[Any, Any]:
@@ -1194,7 +1209,7 @@ def sici(x: Any) -> tuple[Any, Any]:
     ([0.946083, 1.658348], [0.337404, -0.045456])
     """
     (x,) = _inexact("sici", x)
-    return _sici(x)
+    return _si(x), _ci(x)
 
 
 def _fresnel_series(x: Any) -> tuple[Any, Any]:

@@ -1,0 +1,72 @@
+"""``sici`` and ``fresnel`` against SciPy: both branches, both signs, large
+arguments, the special points, and the derivatives."""
+
+import math
+
+import mlx.core as mx
+import numpy as np
+import pytest
+import scipy.special as sps
+
+import ftorch
+import ftorch.scipy.special as fss
+
+GRID = np.concatenate([np.linspace(-30.0, 30.0, 601), [1e-4, 1.49, 1.5, 1.51, 3.99, 4.0, 4.01,
+                                                       100.0, 1e3, -1e3]])
+
+
+def _np(x):
+    return np.array(x)
+
+
+@pytest.mark.parametrize("dtype,tol", [(mx.float32, 1e-5), (mx.float64, 2e-6)])
+def test_sici_matches_scipy(dtype, tol):
+    x = GRID[GRID != 0.0]
+    with mx.stream(mx.cpu):
+        si, ci = fss.sici(mx.array(x, dtype=dtype))
+    want_si, want_ci = sps.sici(x)
+    scale = np.maximum(np.abs(want_si), 0.1)
+    assert np.max(np.abs(_np(si) - want_si) / scale) < tol
+    # Ci's real part (SciPy's real sici gives NaN below 0; Ci is even in its real part).
+    want_ci = sps.sici(np.abs(x))[1]
+    assert np.max(np.abs(_np(ci) - want_ci) / np.maximum(np.abs(want_ci), 0.1)) < 3 * tol
+
+
+@pytest.mark.parametrize("dtype,tol", [(mx.float32, 5e-5), (mx.float64, 5e-5)])
+def test_fresnel_matches_scipy(dtype, tol):
+    # (float64 is limited by MLX's float64 sin and cos, which are float32-accurate.)
+    with mx.stream(mx.cpu):
+        s, c = fss.fresnel(mx.array(GRID, dtype=dtype))
+    want_s, want_c = sps.fresnel(GRID)
+    assert np.max(np.abs(_np(s) - want_s)) < tol
+    assert np.max(np.abs(_np(c) - want_c)) < tol
+
+
+def test_special_points():
+    si, ci = fss.sici(mx.array([0.0, math.inf, -math.inf]))
+    assert si.tolist() == [0.0, math.pi / 2, -math.pi / 2] or np.allclose(
+        _np(si), [0.0, math.pi / 2, -math.pi / 2])
+    assert ci.tolist()[0] == -math.inf and ci.tolist()[1:] == [0.0, 0.0]
+    s, c = fss.fresnel(mx.array([0.0, math.inf, -math.inf]))
+    assert s.tolist() == [0.0, 0.5, -0.5] and c.tolist() == [0.0, 0.5, -0.5]
+
+
+def test_derivatives():
+    x = mx.array([-5.0, -0.5, 0.7, 3.0, 6.0])
+    d_si = ftorch.vmap(ftorch.grad(lambda t: fss.sici(t)[0]))(x)
+    d_ci = ftorch.vmap(ftorch.grad(lambda t: fss.sici(t)[1]))(x)
+    d_s = ftorch.vmap(ftorch.grad(lambda t: fss.fresnel(t)[0]))(x)
+    d_c = ftorch.vmap(ftorch.grad(lambda t: fss.fresnel(t)[1]))(x)
+    xn = _np(x)
+    np.testing.assert_allclose(_np(d_si), np.sin(xn) / xn, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(_np(d_ci), np.cos(xn) / xn, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(_np(d_s), np.sin(np.pi * xn ** 2 / 2), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(_np(d_c), np.cos(np.pi * xn ** 2 / 2), rtol=1e-4, atol=1e-5)
+    assert ftorch.grad(lambda t: fss.sici(t)[0])(mx.array(0.0)).item() == 1.0
+
+
+def test_jit_matches_eager():
+    x = mx.array([-7.0, 0.3, 2.0, 9.0])
+    for f in (fss.sici, fss.fresnel):
+        for a, b in zip(ftorch.jit(f)(x), f(x)):
+            np.testing.assert_allclose(_np(a), _np(b), rtol=1e-6, atol=1e-7)
