@@ -70,3 +70,26 @@ def test_jit_matches_eager():
     for f in (fss.sici, fss.fresnel):
         for a, b in zip(ftorch.jit(f)(x), f(x)):
             np.testing.assert_allclose(_np(a), _np(b), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype,tol", [(mx.float32, 1e-5), (mx.float64, 1e-12)])
+def test_hyp2f1_matches_scipy(dtype, tol):
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(-2.0, 3.0, 200), rng.uniform(-2.0, 3.0, 200)
+    c, x = rng.uniform(0.3, 4.0, 200), rng.uniform(-1.0, 0.95, 200)
+    with mx.stream(mx.cpu):
+        got = _np(fss.hyp2f1(*(mx.array(v, dtype=dtype) for v in (a, b, c, x))))
+    want = sps.hyp2f1(a, b, c, x)
+    assert np.max(np.abs(got - want) / np.maximum(np.abs(want), 1.0)) < tol
+
+
+def test_hyp2f1_edges_and_derivative():
+    got = fss.hyp2f1(1.0, 2.0, 3.0, mx.array([-2.0, 1.0, 1.5])).tolist()
+    assert math.isnan(got[0]) and got[1] == math.inf and math.isnan(got[2])
+    np.testing.assert_allclose(fss.hyp2f1(0.5, 0.25, 2.5, mx.array(1.0)).item(),
+                               sps.hyp2f1(0.5, 0.25, 2.5, 1.0), rtol=1e-5)
+    # d/dx 2F1(a, b; c; x) = a b / c 2F1(a + 1, b + 1; c + 1; x)
+    x = mx.array([-0.7, 0.2, 0.6])
+    d = ftorch.vmap(ftorch.grad(lambda t: fss.hyp2f1(0.7, -1.3, 2.1, t)))(x)
+    np.testing.assert_allclose(_np(d), 0.7 * -1.3 / 2.1 * sps.hyp2f1(1.7, -0.3, 3.1, _np(x)),
+                               rtol=1e-4)
