@@ -1310,7 +1310,7 @@ def hyp2f1(a: Any, b: Any, c: Any, x: Any) -> Any:
 
     >>> import ftorch.scipy.special as fss, mlx.core as mx
     >>> [round(v, 6) for v in fss.hyp2f1(1.0, 2.0, 3.0, mx.array([-1.0, 0.0, 0.5])).tolist()]
-    [0.613706, 1.0, 1.545177]
+    [0.613706, 1.0, 1.545178]
     """
     a, b, c, x = _inexact("hyp2f1", a, b, c, x)
     shape = _broadcast_shape(a, b, c, x)
