@@ -34,6 +34,14 @@ def _lax(name, args, **kw):
     return Oracle(f"jax.lax.{name}", args, **kw)
 
 
+def _harmonic(d):
+    """``(n, m, theta, phi)`` with ``0 <= n <= 6`` and ``|m| <= n``."""
+    n = d(arrays((3,), "int32", lo=0, hi=6))
+    fraction = d(arrays((3,), lo=-1.0, hi=1.0))
+    m = np.round(fraction * n).astype(np.int32)
+    return (n, m, d(arrays((3,), lo=0.0, hi=3.1)), d(arrays((3,), lo=0.0, hi=6.2))), {}
+
+
 def _unary(name, lo, hi, **kw):
     return _special(name, lambda d: ((d(arrays(lo=lo, hi=hi)),), {}), **kw)
 
@@ -126,6 +134,7 @@ MORE = [
     _special("hyp2f1", lambda d: ((_positive(d, 0.2, 2.0), _positive(d, -1.5, 2.0),
                                    _positive(d, 0.5, 3.0), d(arrays((3,), lo=-1.0, hi=0.8))),
                                   {}), rtol=2e-4, atol=1e-5),
+    _special("sph_harm_y", lambda d: _harmonic(d), grad=False, rtol=1e-4, atol=1e-5),
 ]
 
 ORACLE = [*INCOMPLETE, *GAMMA, *TRANSFORMS, *INTEGRALS, *MORE]

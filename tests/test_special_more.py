@@ -93,3 +93,24 @@ def test_hyp2f1_edges_and_derivative():
     d = ftorch.vmap(ftorch.grad(lambda t: fss.hyp2f1(0.7, -1.3, 2.1, t)))(x)
     np.testing.assert_allclose(_np(d), 0.7 * -1.3 / 2.1 * sps.hyp2f1(1.7, -0.3, 3.1, _np(x)),
                                rtol=1e-4)
+
+
+def test_sph_harm_y_matches_scipy():
+    rng = np.random.default_rng(1)
+    n = rng.integers(0, 8, 300)
+    m = np.array([rng.integers(-k, k + 1) for k in n])
+    theta, phi = rng.uniform(0.0, np.pi, 300), rng.uniform(0.0, 2 * np.pi, 300)
+    got = _np(fss.sph_harm_y(mx.array(n), mx.array(m), mx.array(theta, dtype=mx.float32),
+                             mx.array(phi, dtype=mx.float32)))
+    assert got.dtype == np.complex64
+    assert np.max(np.abs(got - sps.sph_harm_y(n, m, theta, phi))) < 5e-6
+
+
+def test_sph_harm_y_static_degree_and_errors():
+    f = ftorch.jit(lambda *a: fss.sph_harm_y(*a, n_max=3))
+    got = f(mx.array([2]), mx.array([-1]), mx.array([0.5]), mx.array([0.3])).item()
+    assert abs(got - sps.sph_harm_y(2, -1, 0.5, 0.3)) < 1e-6
+    with pytest.raises(TypeError, match="sph_harm_y: n is traced"):
+        ftorch.jit(fss.sph_harm_y)(mx.array([1]), mx.array([0]), mx.array([0.5]), mx.array([0.0]))
+    with pytest.raises(NotImplementedError, match="diff_n"):
+        fss.sph_harm_y(mx.array([1]), mx.array([0]), mx.array([0.5]), mx.array([0.0]), diff_n=1)

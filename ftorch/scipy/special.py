@@ -49,7 +49,7 @@ __all__ = [
     "sinc", "logsumexp", "softmax", "log_softmax", "gammainc", "gammaincc", "betainc",
     "loggamma", "factorial", "comb", "poch", "bernoulli", "boxcox", "boxcox1p", "erfcx", "expi",
     "exp1", "zeta", "hyp1f1", "dawsn", "expn", "spence", "bessel_jn", "owens_t",
-    "sici", "fresnel", "hyp2f1",
+    "sici", "fresnel", "hyp2f1", "sph_harm_y",
 ]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -1333,6 +1333,80 @@ def hyp2f1(a: Any, b: Any, c: Any, x: Any) -> Any:
     gauss = lax.where(converges, lax.multiply(sign, lax.exp(log_gauss)), math.inf)
     at_one = lax.equal(x, 1.0)
     return lax.where(inside, value, lax.where(at_one, gauss, math.nan))
+
+
+def _concrete_max_degree(n: Any) -> int:
+    """``max(n)`` of a concrete integer ``n``, for ``sph_harm_y``'s ``n_max``."""
+    if isinstance(n, Tracer):
+        raise TypeError("sph_harm_y: n is traced (under jit or vmap); pass a static n_max")
+    n = asarray(n)
+    if not mx.issubdtype(n.dtype, mx.integer):
+        raise TypeError(f"sph_harm_y: n must be of integer type, got dtype {n.dtype}")
+    return int(mx.max(n).item()) if n.size else 0
+
+
+def sph_harm_y(n: Any, m: Any, theta: Any, phi: Any, diff_n: int | None = None,
+               n_max: int | None = None) -> Any:
+    """The spherical harmonic ``Y_n^m(theta, phi) = N_n^m P_n^m(cos theta) e^(i m phi)``
+    of degree ``n >= 0`` and order ``|m| <= n`` (integer arrays), polar angle
+    ``theta`` and azimuth ``phi``, orthonormal on the sphere and with the
+    Condon-Shortley phase, as ``jax.scipy.special.sph_harm_y`` (complex64).
+
+    The normalized associated Legendre functions come from the stable
+    three-term recurrence in the degree, run up to ``n_max`` (``max(n)``, which
+    needs a concrete ``n`` unless ``n_max`` is given; larger ``n`` are clipped
+    to ``n_max``, as in JAX). ``Y_n^-m = (-1)^m conj(Y_n^m)``. ``diff_n`` is
+    not supported (as in JAX).
+
+    >>> import ftorch.scipy.special as fss, mlx.core as mx
+    >>> y = fss.sph_harm_y(mx.array([1]), mx.array([1]), mx.array([0.5]), mx.array([0.0]))
+    >>> round(y.item().real, 6)
+    -0.165639
+    """
+    if diff_n:
+        raise NotImplementedError("sph_harm_y: diff_n is not supported (as in JAX)")
+    if n_max is None:
+        n_max = _concrete_max_degree(n)
+    if isinstance(n_max, bool) or not isinstance(n_max, int) or n_max < 0:
+        raise ValueError(f"sph_harm_y: n_max must be a non-negative int, got {n_max!r}")
+    theta, phi = _inexact("sph_harm_y", theta, phi)
+    real = theta.dtype
+    shape = _broadcast_shape(n, m, theta, phi)
+    n = lax.minimum(lax.astype(lax.broadcast_to(asarray(n), shape), real),
+                    float(n_max))
+    m = lax.astype(lax.broadcast_to(asarray(m), shape), real)
+    theta, phi = lax.broadcast_to(theta, shape), lax.broadcast_to(phi, shape)
+    order = lax.abs(m)
+    cos, sin = lax.cos(theta), lax.sin(theta)
+    # Normalized P_|m|^|m| = (-1)^|m| sqrt((2|m| + 1)!! / (4 pi (2|m|)!!)) sin^|m|.
+    diagonal = lax.full_like(cos, 1.0 / math.sqrt(4.0 * math.pi))
+    for k in range(1, n_max + 1):
+        step = lax.multiply(-math.sqrt((2 * k + 1) / (2 * k)), sin)
+        diagonal = lax.where(lax.less_equal(float(k), order),
+                             lax.multiply(diagonal, step), diagonal)
+    result = lax.where(lax.equal(n, order), diagonal, 0.0)
+    previous, current = lax.zeros_like(cos), diagonal
+    # P_l = a_l (cos P_(l-1) - P_(l-2) / a_(l-1)), a_l = sqrt((4 l^2 - 1) / (l^2 - m^2)).
+    for degree in range(1, n_max + 1):
+        active = lax.greater(float(degree), order)
+        m2 = lax.square(order)
+        a = lax.sqrt(lax.divide(4.0 * degree ** 2 - 1.0,
+                                lax.where(active, lax.subtract(float(degree ** 2), m2), 1.0)))
+        lower = (degree - 1) ** 2
+        inv_a_lower = lax.sqrt(lax.maximum(
+            lax.divide(lax.subtract(float(lower), m2), 4.0 * lower - 1.0 if lower else 1.0), 0.0))
+        new = lax.multiply(a, lax.subtract(lax.multiply(cos, current),
+                                           lax.multiply(previous, inv_a_lower)))
+        previous, current = (lax.where(active, current, previous),
+                             lax.where(active, new, current))
+        result = lax.where(lax.equal(n, float(degree)), current, result)
+    odd_negative = lax.logical_and(lax.less(m, 0.0),
+                                   lax.not_equal(lax.rem(order, 2.0), 0.0))
+    result = lax.where(odd_negative, lax.negative(result), result)
+    angle = lax.multiply(m, phi)
+    re = lax.astype(lax.multiply(result, lax.cos(angle)), mx.float32)
+    im = lax.astype(lax.multiply(result, lax.sin(angle)), mx.float32)
+    return lax.complex(re, im)
 
 
 # ----------------------------------------------------------------------------
