@@ -15,10 +15,11 @@ semantics.
 from typing import Any
 
 from ftorch import api_util, tree
+from ftorch.lax import convolution
+from ftorch.lax.convolution import *  # noqa: F403
 from ftorch.primitives import (
     activations,
     barrier,
-    conv,
     creation,
     decompositions,
     elementwise,
@@ -31,6 +32,7 @@ from ftorch.primitives import (
     sorting,
     special,
 )
+from ftorch.primitives import conv as conv_family
 from ftorch.primitives.activations import *  # noqa: F403
 from ftorch.primitives.associative import associative_scan
 from ftorch.primitives.barrier import *  # noqa: F403
@@ -72,7 +74,7 @@ from ftorch.primitives.special import *  # noqa: F403
 # The strict wrapper of every primitive, family by family.
 _strict_wrappers = [
     *creation.__all__, *elementwise.__all__, *reduction.__all__, *shape.__all__,
-    *indexing.__all__, *linalg.__all__, *barrier.__all__, *conv.__all__,
+    *indexing.__all__, *linalg.__all__, *barrier.__all__, *conv_family.__all__,
     *decompositions.__all__, *orthogonal.__all__, *sorting.__all__, *fourier.__all__,
     *special.__all__, *activations.__all__,
 ]
@@ -82,7 +84,7 @@ __all__ = [
     "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice",
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "select", "stop_gradient",
     "optimization_barrier", "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
-    "axis_index",
+    "axis_index", *convolution.__all__,
     *(name for name in _strict_wrappers if name not in ("stop_gradient", "optimization_barrier")),
 ]
 

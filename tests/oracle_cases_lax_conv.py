@@ -1,0 +1,185 @@
+"""Oracle cases for ``jax.lax``'s convolutions, dot products and windowed reductions,
+and ``jax.nn.dot_product_attention`` (tests/oracle.py): drawn layouts, strides,
+dilations, paddings and groups."""
+
+import numpy as np
+from hypothesis import strategies as st
+from oracle import Oracle, arrays
+
+# ----------------------------------------------------------------------------
+# Convolutions
+# ----------------------------------------------------------------------------
+
+
+def _per_axis(d, nd, lo, hi):
+    return tuple(d(st.integers(lo, hi)) for _ in range(nd))
+
+
+def _layouts(d, nd):
+    """Three layout strings (lhs, rhs, out) with the spatial axes in drawn places, or None."""
+    if d(st.booleans()):
+        return None
+    spatial = "HWD"[:nd]
+    lhs = "".join(d(st.permutations("NC" + spatial)))
+    rhs = "".join(d(st.permutations("OI" + spatial)))
+    out = "".join(d(st.permutations("NC" + spatial)))
+    return lhs, rhs, out
+
+
+def _place(canonical: np.ndarray, spec: str, pair: str) -> np.ndarray:
+    """``canonical`` (pair[0], pair[1], spatial...) transposed into the layout ``spec``."""
+    order = list(pair) + [c for c in spec if c not in pair]
+    return np.transpose(canonical, [order.index(c) for c in spec])
+
+
+def _padding(d, nd, allow_negative=True):
+    kind = d(st.sampled_from(["SAME", "VALID", "SAME_LOWER", "pairs"]))
+    if kind != "pairs":
+        return kind
+    lo = -1 if allow_negative else 0
+    return [(d(st.integers(lo, 2)), d(st.integers(lo, 2))) for _ in range(nd)]
+
+
+def _conv_general_dilated(d):
+    nd = d(st.integers(1, 3))
+    groups = d(st.sampled_from([(1, 1), (2, 1), (1, 2)]))  # (feature, batch)
+    fg, bg = groups
+    c_group, o = d(st.integers(1, 2)), d(st.integers(1, 2)) * fg * bg
+    n = d(st.integers(1, 2)) * bg
+    kernel = _per_axis(d, nd, 1, 3)
+    rhs_dilation = _per_axis(d, nd, 1, 2)
+    lhs_dilation = _per_axis(d, nd, 1, 2)
+    strides = _per_axis(d, nd, 1, 2)
+    side = 3 if nd == 3 else 5
+    spatial = tuple(d(st.integers((k - 1) * r + 1, (k - 1) * r + side))
+                    for k, r in zip(kernel, rhs_dilation))
+    x = d(arrays((n, c_group * fg, *spatial)))
+    w = d(arrays((o, c_group, *kernel)))
+    layouts = _layouts(d, nd)
+    if layouts is not None:
+        x, w = _place(x, layouts[0], "NC"), _place(w, layouts[1], "OI")
+    padding = _padding(d, nd)
+    if isinstance(padding, str) and max(lhs_dilation) > 1:  # JAX refuses the pair
+        padding = [(1, 0)] * nd
+    return (x, w, strides, padding), {
+        "lhs_dilation": lhs_dilation, "rhs_dilation": rhs_dilation,
+        "dimension_numbers": layouts, "feature_group_count": fg, "batch_group_count": bg}
+
+
+def _conv(d):
+    nd = d(st.integers(1, 2))
+    kernel = _per_axis(d, nd, 1, 3)
+    x = d(arrays((d(st.integers(1, 2)), 2, *(k + d(st.integers(0, 3)) for k in kernel))))
+    w = d(arrays((d(st.integers(1, 3)), 2, *kernel)))
+    return (x, w, _per_axis(d, nd, 1, 2), d(st.sampled_from(["SAME", "VALID"]))), {}
+
+
+def _conv_with_general_padding(d):
+    (x, w, strides, _), _ = _conv(d)
+    nd = x.ndim - 2
+    pads = [(d(st.integers(0, 2)), d(st.integers(0, 2))) for _ in range(nd)]
+    return (x, w, strides, pads, _per_axis(d, nd, 1, 2), _per_axis(d, nd, 1, 2)), {}
+
+
+def _conv_transpose(d):
+    nd = d(st.integers(1, 2))
+    kernel = _per_axis(d, nd, 1, 3)
+    x = d(arrays((d(st.integers(1, 2)), *_per_axis(d, nd, 2, 4), 2)))
+    transpose_kernel = d(st.booleans())
+    o = d(st.integers(1, 3))
+    # HWIO; with transpose_kernel, I and O swap before the convolution.
+    w = d(arrays((*kernel, o, 2) if transpose_kernel else (*kernel, 2, o)))
+    consistent = d(st.booleans())
+    kind = d(st.sampled_from(["SAME", "VALID", "pairs"]))
+    padding = kind if kind != "pairs" else [(d(st.integers(0, 1)), d(st.integers(0, 1)))
+                                            for _ in range(nd)]
+    return (x, w, _per_axis(d, nd, 1, 3), padding), {
+        "rhs_dilation": _per_axis(d, nd, 1, 2), "transpose_kernel": transpose_kernel,
+        "use_consistent_padding": consistent}
+
+
+def _patches(d):
+    nd = d(st.integers(1, 2))
+    filt = _per_axis(d, nd, 1, 3)
+    x = d(arrays((d(st.integers(1, 2)), d(st.integers(1, 2)),
+                  *(k + d(st.integers(0, 2)) for k in filt))))
+    layouts = _layouts(d, nd)
+    if layouts is not None:
+        x = _place(x, layouts[0], "NC")
+    return (x, filt, _per_axis(d, nd, 1, 2), _padding(d, nd, allow_negative=False)), {
+        "rhs_dilation": _per_axis(d, nd, 1, 2), "dimension_numbers": layouts}
+
+
+def _local(d):
+    nd = d(st.integers(1, 2))
+    filt = _per_axis(d, nd, 1, 2)
+    c, o = d(st.integers(1, 2)), d(st.integers(1, 2))
+    spatial = tuple(k + d(st.integers(0, 2)) for k in filt)
+    strides = _per_axis(d, nd, 1, 2)
+    padding = _padding(d, nd, allow_negative=False)
+    if isinstance(padding, str):
+        padding = "VALID"  # output shape from the pairs below
+    else:
+        padding = [(lo, hi) for lo, hi in padding]
+    pads = [(0, 0)] * nd if padding == "VALID" else padding
+    out = tuple((n + lo + hi - k) // s + 1 for n, k, s, (lo, hi) in
+                zip(spatial, filt, strides, pads))
+    x = d(arrays((d(st.integers(1, 2)), c, *spatial)))
+    w = d(arrays((o, c * int(np.prod(filt)), *out)))
+    return (x, w, strides, padding, filt), {}
+
+
+def _shapes(d):
+    nd = d(st.integers(1, 2))
+    lhs = (d(st.integers(1, 2)), 2, *_per_axis(d, nd, 3, 6))
+    rhs = (3, 2, *_per_axis(d, nd, 1, 3))
+    return lhs, rhs, _per_axis(d, nd, 1, 3)
+
+
+def _conv_shape_tuple(d):
+    lhs, rhs, strides = _shapes(d)
+    pads = [(d(st.integers(0, 2)), d(st.integers(0, 2))) for _ in strides]
+    return (lhs, rhs, strides, pads), {}
+
+
+def _layout_shape_tuple(d):
+    lhs, rhs, strides = _shapes(d)
+    nd = len(strides)
+    layouts = ("NHWC"[:1] + "HW"[:nd] + "C", "HW"[:nd] + "IO", "N" + "HW"[:nd] + "C")
+    lhs, rhs = (lhs[0], *lhs[2:], lhs[1]), (*rhs[2:], rhs[1], rhs[0])
+    return (lhs, rhs, strides, d(st.sampled_from(["SAME", "VALID"])), layouts), {}
+
+
+def _padtype_to_pads(d):
+    lhs, rhs, strides = _shapes(d)
+    return (lhs[2:], rhs[2:], strides, d(st.sampled_from(["SAME", "VALID", "SAME_LOWER"]))), {}
+
+
+CONV = [
+    Oracle("jax.lax.conv_general_dilated", _conv_general_dilated, rtol=1e-4, atol=1e-4),
+    Oracle("jax.lax.conv", _conv, rtol=1e-4, atol=1e-4),
+    Oracle("jax.lax.conv_with_general_padding", _conv_with_general_padding, rtol=1e-4,
+           atol=1e-4),
+    Oracle("jax.lax.conv_transpose", _conv_transpose, rtol=1e-4, atol=1e-4),
+    Oracle("jax.lax.conv_general_dilated_patches", _patches),
+    Oracle("jax.lax.conv_general_dilated_local", _local, rtol=1e-4, atol=1e-4),
+    Oracle("jax.lax.conv_dimension_numbers",
+           lambda d: (((1, 2, 3, 4), (5, 2, 3, 3), d(st.sampled_from(
+               [None, ("NHWC", "HWIO", "NHWC"), ("NCHW", "OIHW", "NCHW"),
+                ("NWHC", "WHOI", "CNHW")]))), {}), grad=False),
+    Oracle("jax.lax.conv_general_permutations",
+           lambda d: ((d(st.sampled_from([("NHWC", "HWIO", "NCHW"), ("CWN", "OWI", "WNC"),
+                                          ("NDHWC", "DWHIO", "NCDHW")])),), {}), grad=False),
+    Oracle("jax.lax.conv_shape_tuple", _conv_shape_tuple, grad=False),
+    Oracle("jax.lax.conv_general_shape_tuple", _layout_shape_tuple, grad=False),
+    Oracle("jax.lax.conv_transpose_shape_tuple", _layout_shape_tuple, grad=False),
+    Oracle("jax.lax.padtype_to_pads", _padtype_to_pads, grad=False),
+]
+
+ORACLE = [*CONV]
+
+UNCHECKED = {
+    "jax.lax.ConvDimensionNumbers": "a NamedTuple of specs: conv_dimension_numbers' case "
+                                    "compares it, and conv_general_dilated's cases use it",
+    "jax.lax.PaddingType": "an enum of the padding strings: padtype_to_pads' case covers them",
+}
