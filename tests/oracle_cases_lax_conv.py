@@ -183,3 +183,63 @@ UNCHECKED = {
                                     "compares it, and conv_general_dilated's cases use it",
     "jax.lax.PaddingType": "an enum of the padding strings: padtype_to_pads' case covers them",
 }
+
+
+# ----------------------------------------------------------------------------
+# Dot products
+# ----------------------------------------------------------------------------
+
+
+def _dot_general(d):
+    """Operands with batch, contracting and free axes in drawn positions."""
+    n_batch, n_contract = d(st.integers(0, 2)), d(st.integers(0, 2))
+    n_lfree, n_rfree = d(st.integers(0, 2)), d(st.integers(0, 2))
+    batch = [d(st.integers(1, 3)) for _ in range(n_batch)]
+    contract = [d(st.integers(1, 3)) for _ in range(n_contract)]
+
+    def operand(n_free):
+        kinds = [("b", i) for i in range(n_batch)] + [("c", i) for i in range(n_contract)]
+        kinds += [("f", i) for i in range(n_free)]
+        order = d(st.permutations(kinds))
+        sizes = {"b": batch, "c": contract}
+        shape = tuple(sizes[k][i] if k in sizes else d(st.integers(1, 3)) for k, i in order)
+        axes = {k: [order.index((k, i)) for i in range(len(sizes[k]))] for k in sizes}
+        return d(arrays(shape)), axes
+
+    (x, lx), (y, ly) = operand(n_lfree), operand(n_rfree)
+    return (x, y, ((tuple(lx["c"]), tuple(ly["c"])), (tuple(lx["b"]), tuple(ly["b"])))), {}
+
+
+def _dot(d):
+    m, k, n = d(st.integers(1, 3)), d(st.integers(1, 3)), d(st.integers(1, 3))
+    x = d(arrays(d(st.sampled_from([(k,), (m, k)]))))
+    y = d(arrays(d(st.sampled_from([(k,), (k, n)]))))
+    return (x, y), {}
+
+
+def _batch_matmul(d):
+    batch = tuple(d(st.integers(1, 3)) for _ in range(d(st.integers(0, 2))))
+    m, k, n = d(st.integers(1, 3)), d(st.integers(1, 3)), d(st.integers(1, 3))
+    return (d(arrays((*batch, m, k))), d(arrays((*batch, k, n)))), {}
+
+
+def _ragged_dot(d):
+    g, k, n = d(st.integers(1, 3)), d(st.integers(1, 3)), d(st.integers(1, 3))
+    sizes = np.array([d(st.integers(0, 3)) for _ in range(g)], dtype=np.int32)
+    m = int(sizes.sum()) + d(st.integers(0, 2))  # rows past the groups give zeros
+    m = max(m, 1)
+    return (d(arrays((m, k))), d(arrays((g, k, n))), sizes), {}
+
+
+DOT = [
+    Oracle("jax.lax.dot_general", _dot_general, rtol=1e-4, atol=1e-4),
+    Oracle("jax.lax.dot_general", lambda d: (
+        (d(arrays((2, 3), "int32")), d(arrays((3, 2), "int32")), (((1,), (0,)), ((), ()))),
+        {"preferred_element_type": d(st.sampled_from([None, "float32"]))}), id="int32"),
+    Oracle("jax.lax.dot", _dot, rtol=1e-4, atol=1e-4),
+    Oracle("jax.lax.batch_matmul", _batch_matmul, rtol=1e-4, atol=1e-4),
+    Oracle("jax.lax.ragged_dot", _ragged_dot, rtol=1e-4, atol=1e-4),
+]
+
+ORACLE += DOT
+UNCHECKED["jax.lax.DotDimensionNumbers"] = "a type alias of tuples: dot_general's cases use it"

@@ -15,7 +15,8 @@ semantics.
 from typing import Any
 
 from ftorch import api_util, tree
-from ftorch.lax import convolution
+from ftorch.lax import contractions, convolution
+from ftorch.lax.contractions import *  # noqa: F403
 from ftorch.lax.convolution import *  # noqa: F403
 from ftorch.primitives import (
     activations,
@@ -84,7 +85,7 @@ __all__ = [
     "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice",
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "select", "stop_gradient",
     "optimization_barrier", "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
-    "axis_index", *convolution.__all__,
+    "axis_index", *convolution.__all__, *contractions.__all__,
     *(name for name in _strict_wrappers if name not in ("stop_gradient", "optimization_barrier")),
 ]
 
