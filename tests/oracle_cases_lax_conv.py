@@ -243,3 +243,112 @@ DOT = [
 
 ORACLE += DOT
 UNCHECKED["jax.lax.DotDimensionNumbers"] = "a type alias of tuples: dot_general's cases use it"
+
+
+# ----------------------------------------------------------------------------
+# Windowed and general reductions
+# ----------------------------------------------------------------------------
+
+_IDENTITY = {"add": 0.0, "mul": 1.0, "max": -np.inf, "min": np.inf}
+
+
+def _computation(L, kind):
+    """``kind``'s computation on one side: JAX's ``lax.mul`` is ftorch's ``lax.multiply``,
+    and ``generic`` is a function neither side can recognise."""
+    if kind == "generic":
+        return lambda a, b: a + b
+    if kind == "mul":
+        return getattr(L.lax, "mul", None) or L.lax.multiply
+    return getattr(L.lax, kind)
+
+
+def _tied(d, shape):
+    """Floats with many ties (small integers, no -0.0), so tie rules show."""
+    return (np.round(d(arrays(shape, lo=-2.0, hi=2.0))) + 0.0).astype(np.float32)
+
+
+def _reduce_window(kinds, identity=True):
+    def args(d):
+        kind = d(st.sampled_from(kinds))
+        nd = d(st.integers(1, 3))
+        shape = _per_axis(d, nd, 1, 5 if nd < 3 else 3)
+        x = _tied(d, shape) if kind in ("max", "min") else d(arrays(shape))
+        padding = d(st.sampled_from(["SAME", "VALID", "SAME_LOWER", "pairs"]))
+        if padding == "pairs":
+            padding = [(d(st.integers(0, 2)), d(st.integers(0, 2))) for _ in range(nd)]
+        init = _IDENTITY.get(kind, 0.0) if identity else d(st.sampled_from([-1.0, 0.5, 2.0]))
+        # JAX has no VJP of a windowed max or min with window dilation.
+        window_dilation = (1,) * nd if kind in ("max", "min") and identity else _per_axis(
+            d, nd, 1, 2)
+        return (x, init, kind, _per_axis(d, nd, 1, 3), _per_axis(d, nd, 1, 2), padding,
+                _per_axis(d, nd, 1, 2), window_dilation), {}
+    return args
+
+
+def _run_reduce_window(L, fn, x, init, kind, *rest):
+    return fn(x, init, _computation(L, kind), *rest)
+
+
+def _reduce(identity):
+    def args(d):
+        kind = d(st.sampled_from(["add", "mul", "max", "min", "generic"]))
+        x = _tied(d, _per_axis(d, d(st.integers(0, 3)), 1, 4))
+        dims = tuple(a for a in range(x.ndim) if d(st.booleans()))
+        # XLA drops a reduction over length-1 axes, init and all: other inits only beyond.
+        trivial = np.prod([x.shape[a] for a in dims]) == 1
+        init = _IDENTITY.get(kind, 0.0) if identity or trivial else 0.5
+        return (x, init, kind, dims), {}
+    return args
+
+
+def _run_reduce(L, fn, x, init, kind, dims):
+    return fn(x, init, _computation(L, kind), dims)
+
+
+def _reduce_pair(d):
+    """Two operands reduced together: a sum and a running maximum (no ties: the
+    association order picks among tied maxima)."""
+    shape = _per_axis(d, d(st.integers(1, 3)), 1, 4)
+    x = (np.array(d(st.permutations(range(int(np.prod(shape)))))) * 0.5).astype(np.float32)
+    x = x.reshape(shape)
+    dims = tuple(a for a in range(x.ndim) if d(st.booleans()))
+    return (x, x * 2, dims), {}
+
+
+def _top_k_args(d):
+    x = _tied(d, _per_axis(d, d(st.integers(1, 3)), 1, 5))
+    axis = d(st.integers(-x.ndim, x.ndim - 1))
+    return (x, d(st.integers(1, x.shape[axis]))), {
+        "reduction_dimension": axis, "aggregate_to_topk": d(st.booleans())}
+
+
+WINDOWS = [
+    Oracle("jax.lax.reduce_window", _reduce_window(["add", "max", "min"]),
+           run=_run_reduce_window, rtol=1e-4, atol=1e-4, id="monoid"),
+    Oracle("jax.lax.reduce_window", _reduce_window(["add", "max", "min", "mul", "generic"],
+                                                   identity=False),
+           run=_run_reduce_window, grad=False, rtol=1e-4, atol=1e-4, id="any init"),
+    Oracle("jax.lax.reduce_window", _reduce_window(["mul", "generic"]),
+           run=_run_reduce_window, grad=False, rtol=1e-4, atol=1e-4, id="mul, generic"),
+    Oracle("jax.lax.reduce_window", lambda d: ((d(arrays((4, 5))), d(arrays((4, 5)))), {}),
+           run=lambda L, fn, x, y: fn((x, y), (0.0, -np.inf),
+                                      lambda a, b: (a[0] + b[0], L.numpy.maximum(a[1], b[1])),
+                                      (2, 3), (1, 2), "SAME"),
+           grad=False, rtol=1e-4, atol=1e-4, id="pytree"),
+    Oracle("jax.lax.reduce_window_shape_tuple", lambda d: (
+        (_per_axis(d, 2, 1, 6), _per_axis(d, 2, 1, 3), _per_axis(d, 2, 1, 2),
+         [(d(st.integers(0, 2)), d(st.integers(0, 2))) for _ in range(2)],
+         _per_axis(d, 2, 1, 2), _per_axis(d, 2, 1, 2)), {}), grad=False),
+    Oracle("jax.lax.reduce", _reduce(identity=True), rtol=1e-4, atol=1e-4, run=_run_reduce),
+    # JAX's VJP of a monoid ignores a non-identity init (d(0.5 * x * y)/dx = y, says it).
+    Oracle("jax.lax.reduce", _reduce(identity=False), rtol=1e-4, atol=1e-4, run=_run_reduce,
+           grad=False, id="any init"),
+    Oracle("jax.lax.reduce", _reduce_pair, rtol=1e-4, atol=1e-4, id="pytree",
+           run=lambda L, fn, x, y, dims: fn(
+               (x, y), (0.0, -np.inf), lambda a, b: (a[0] + b[0], L.numpy.maximum(a[1], b[1])),
+               dims)),
+    Oracle("jax.lax.approx_max_k", _top_k_args),
+    Oracle("jax.lax.approx_min_k", _top_k_args),
+]
+
+ORACLE += WINDOWS

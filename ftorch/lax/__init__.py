@@ -15,9 +15,10 @@ semantics.
 from typing import Any
 
 from ftorch import api_util, tree
-from ftorch.lax import contractions, convolution
+from ftorch.lax import contractions, convolution, windowed
 from ftorch.lax.contractions import *  # noqa: F403
 from ftorch.lax.convolution import *  # noqa: F403
+from ftorch.lax.windowed import *  # noqa: F403
 from ftorch.primitives import (
     activations,
     barrier,
@@ -86,6 +87,7 @@ __all__ = [
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "select", "stop_gradient",
     "optimization_barrier", "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
     "axis_index", *convolution.__all__, *contractions.__all__,
+    *windowed.__all__,
     *(name for name in _strict_wrappers if name not in ("stop_gradient", "optimization_barrier")),
 ]
 

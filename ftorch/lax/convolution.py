@@ -180,7 +180,7 @@ def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
     return pads
 
 
-def _explicit_pads(padding: Any, in_shape: Sequence[int], window: Sequence[int],
+def explicit_pads(padding: Any, in_shape: Sequence[int], window: Sequence[int],
                    strides: Sequence[int], fname: str) -> Pairs:
     """``padding`` (a string or ``(lo, hi)`` pairs) as one pair per spatial axis."""
     if _padding_name(padding) is not None:
@@ -256,7 +256,7 @@ def conv_general_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
     """
     dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
     lhs, rhs = _take(lhs_shape, dn.lhs_spec), _take(rhs_shape, dn.rhs_spec)
-    pads = _explicit_pads(padding, lhs[2:], rhs[2:], window_strides, "conv_general_shape_tuple")
+    pads = explicit_pads(padding, lhs[2:], rhs[2:], window_strides, "conv_general_shape_tuple")
     return _untake(conv_shape_tuple(lhs, rhs, window_strides, pads), dn.out_spec)
 
 
@@ -411,7 +411,7 @@ def conv_general_dilated(lhs: ArrayLike, rhs: ArrayLike, window_strides: Sequenc
     if _padding_name(padding) is not None and max(lhs_dilation, default=1) > 1:
         raise ValueError(f"{fname}: a padding string with lhs_dilation is ambiguous (as in "
                          f"JAX): give explicit (lo, hi) pairs, or use conv_transpose")
-    pads = _explicit_pads(padding, [dilated(n, r) for n, r in zip(xs[1:-1], lhs_dilation)],
+    pads = explicit_pads(padding, [dilated(n, r) for n, r in zip(xs[1:-1], lhs_dilation)],
                           [dilated(k, d) for k, d in zip(ws[1:-1], rhs_dilation)], strides, fname)
     if batch_groups > 1:  # each batch group's examples side by side in the channels
         x = prim.reshape(x, (batch_groups, xs[0] // batch_groups, *xs[1:]))
@@ -507,7 +507,7 @@ def conv_transpose(lhs: ArrayLike, rhs: ArrayLike, strides: Sequence[int],
     if name in ("SAME", "VALID"):
         pads = [_transpose_pads(k, s, name) for k, s in zip(kernel, strides)]
     elif use_consistent_padding:
-        forward = _explicit_pads(padding, kernel, kernel, strides, fname)
+        forward = explicit_pads(padding, kernel, kernel, strides, fname)
         pads = [_transpose_pads(k, s, p) for k, s, p in zip(kernel, strides, forward)]
     else:
         pads = padding
