@@ -352,3 +352,35 @@ WINDOWS = [
 ]
 
 ORACLE += WINDOWS
+
+
+# ----------------------------------------------------------------------------
+# jax.nn.dot_product_attention
+# ----------------------------------------------------------------------------
+
+
+def _attention(d):
+    b, t, s = d(st.integers(1, 2)), d(st.integers(1, 4)), d(st.integers(1, 4))
+    kv_heads, group, h = d(st.integers(1, 2)), d(st.integers(1, 2)), d(st.integers(1, 4))
+    batched = d(st.booleans())
+    lead = (b,) if batched else ()
+    q = d(arrays((*lead, t, kv_heads * group, h)))
+    k = d(arrays((*lead, s, kv_heads, h)))
+    v = d(arrays((*lead, s, kv_heads, h)))
+    kwargs = {"is_causal": d(st.booleans()), "scale": d(st.sampled_from([None, 0.5]))}
+    if d(st.booleans()):
+        kwargs["bias"] = d(arrays((*lead, kv_heads * group, t, s)))
+    if d(st.booleans()):
+        kwargs["mask"] = d(arrays((*lead, 1, t, s), "bool"))
+    if d(st.booleans()):
+        kwargs["local_window_size"] = d(st.sampled_from([1, (0, 1), (2, 0)]))
+    if batched and d(st.booleans()):
+        kwargs["key_value_seq_lengths"] = np.array([d(st.integers(1, s)) for _ in range(b)],
+                                                   np.int32)
+    if batched and d(st.booleans()):
+        kwargs["query_seq_lengths"] = np.array([d(st.integers(1, t)) for _ in range(b)],
+                                               np.int32)
+    return (q, k, v), kwargs
+
+
+ORACLE += [Oracle("jax.nn.dot_product_attention", _attention, rtol=1e-4, atol=1e-4)]

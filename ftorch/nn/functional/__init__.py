@@ -56,6 +56,7 @@ from ftorch.nn.functional.activations import (
     step,
 )
 from ftorch.nn.functional.attention import (
+    dot_product_attention,
     scaled_dot_product_attention,
 )
 from ftorch.nn.functional.encoding import (
@@ -79,7 +80,7 @@ __all__ = [
     "softshrink", "hard_shrink", "step", "softmin", "gelu_approx", "gelu_fast_approx", "tanh",
     "one_hot", "dropout",
     "layer_norm", "rms_norm", "group_norm", "instance_norm", "batch_norm", "batch_stats",
-    "scaled_dot_product_attention",
+    "scaled_dot_product_attention", "dot_product_attention",
     # Convolution and pooling (primitives with their rules: ftorch/primitives/conv.py).
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "conv_general", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
