@@ -28,6 +28,8 @@ from ftorch.transforms import (
     vmap,
 )
 from ftorch.config import config
+from ftorch.api import fwd_and_bwd, jacobian, linear_transpose
+from ftorch.primitives.callback import pure_callback
 from ftorch.transforms.staging import ConcretizationError
 from ftorch import numpy
 from ftorch import lax
@@ -36,7 +38,7 @@ from ftorch import scipy
 from ftorch import ops
 from ftorch import test_util
 from ftorch import extend
-from ftorch.custom import custom_jvp, custom_vjp
+from ftorch.custom import closure_convert, custom_gradient, custom_jvp, custom_vjp
 from ftorch import custom_batching
 from ftorch.transforms.remat import checkpoint, checkpoint_name, checkpoint_policies, remat
 from ftorch.numpy import stop_gradient
@@ -44,6 +46,31 @@ from ftorch import nn
 from ftorch.serialization import load, save
 from ftorch import distributed
 from ftorch.backend.blas import set_threads as set_blas_threads
+from ftorch.runtime import (
+    block_until_ready,
+    clear_caches,
+    default_backend,
+    default_device,
+    device_count,
+    device_get,
+    device_put,
+    devices,
+    disable_jit,
+    ensure_compile_time_eval,
+    local_device_count,
+    local_devices,
+    log_compiles,
+    make_jaxpr,
+    named_call,
+    named_scope,
+    print_environment_info,
+    process_count,
+    process_index,
+    process_indices,
+    typeof,
+)
+
+tree_util = tree  # jax.tree_util's names are in ftorch.tree too
 
 __version__ = "0.1.0"
 
@@ -54,6 +81,12 @@ __all__ = [
     "scipy", "ops", "test_util", "extend",
     "custom_jvp", "custom_vjp", "custom_batching", "checkpoint", "remat", "checkpoint_name",
     "checkpoint_policies", "save", "load", "set_blas_threads", "distributed",
+    "jacobian", "linear_transpose", "fwd_and_bwd", "custom_gradient", "closure_convert",
+    "pure_callback", "tree_util", "block_until_ready", "device_put", "device_get", "devices",
+    "local_devices", "device_count", "local_device_count", "default_backend", "default_device",
+    "process_index", "process_count", "process_indices", "clear_caches", "disable_jit",
+    "log_compiles", "ensure_compile_time_eval", "make_jaxpr", "typeof", "named_scope",
+    "named_call", "print_environment_info",
 ]
 
 

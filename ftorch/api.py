@@ -20,13 +20,14 @@ import mlx.core as mx
 
 import ftorch.primitives as lax
 from ftorch import api_util, tree
-from ftorch.core import aval_of, is_complex, is_inexact
+from ftorch.core import ShapeDtypeStruct, aval_of, is_complex, is_inexact
 from ftorch.transforms.jvp import JVPTracer, jvp_flat
 from ftorch.transforms.vjp import VJPTracer, vjp_flat
 from ftorch.transforms.vmap import vmap
 from ftorch.typing import PyTree
 
-__all__ = ["jvp", "linearize", "jacfwd", "vjp", "value_and_grad", "grad", "jacrev", "hessian"]
+__all__ = ["jvp", "linearize", "jacfwd", "vjp", "value_and_grad", "grad", "jacrev", "jacobian",
+           "hessian", "linear_transpose", "fwd_and_bwd"]
 
 
 def _strip(aux: PyTree) -> PyTree:
@@ -368,6 +369,83 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
         return (result, _strip(aux)) if has_aux else result
 
     return jacobian
+
+
+#: ``jax.jacobian``: the Jacobian by reverse mode, ``jacrev``.
+jacobian = jacrev
+
+
+def linear_transpose(fun: Callable, *primals: PyTree, reduce_axes: tuple = ()) -> Callable:
+    """The transpose of the linear function ``fun``, as
+    ``jax.linear_transpose``: ``primals`` (arrays or ``ShapeDtypeStruct``s,
+    only their shapes and dtypes matter) describe its arguments; the result
+    maps a cotangent shaped like ``fun``'s output to a tuple of one
+    cotangent per argument. ``fun`` is assumed linear (its pullback at zero
+    is then its transpose).
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> t = ft.linear_transpose(lambda x, y: 2.0 * x + y, mx.array(1.0), mx.array(2.0))
+    >>> [c.item() for c in t(mx.array(1.0))]
+    [2.0, 1.0]
+    """
+    api_util.check_callable(fun, "linear_transpose")
+    if reduce_axes:
+        raise NotImplementedError("linear_transpose: reduce_axes is not supported")
+
+    def zero(p):
+        shape, dtype = (p.shape, p.dtype) if isinstance(p, ShapeDtypeStruct) else aval_of(p)
+        if not is_inexact(dtype):
+            raise TypeError(f"linear_transpose: the arguments must be floating, got {dtype}")
+        return lax.zeros(tuple(shape), dtype)
+
+    zeros = tree.map(zero, primals, is_leaf=lambda x: isinstance(x, ShapeDtypeStruct))
+    _, pullback = vjp(lambda *args: fun(*args), *zeros)
+
+    def transposed(*cotangent: PyTree) -> tuple:
+        return pullback(cotangent[0] if len(cotangent) == 1 else cotangent)
+
+    return transposed
+
+
+def fwd_and_bwd(fun: Callable, argnums: int | Sequence[int], has_aux: bool = False,
+                jitted: bool = True) -> tuple[Callable, Callable]:
+    """``fwd`` and ``bwd``, the forward and backward passes of ``fun`` as two
+    functions, as ``jax.fwd_and_bwd``: ``fwd(*args)`` returns ``(out,
+    residuals)`` (``(out, residuals, aux)`` with ``has_aux``), and
+    ``bwd(residuals, cotangent)`` the cotangents of the ``argnums``
+    arguments (one, or a tuple for a sequence ``argnums``). Both are jitted
+    unless ``jitted=False``, so each traces once. The residuals are the
+    arguments: ``bwd`` runs the forward pass again, inside its own graph.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> fwd, bwd = ft.fwd_and_bwd(lambda x, w: (x * w).sum(), argnums=1)
+    >>> y, res = fwd(mx.ones(2), mx.array(3.0))
+    >>> y.item(), bwd(res, mx.array(1.0)).item()
+    (6.0, 2.0)
+    """
+    from ftorch.transforms.jit import jit
+
+    api_util.check_callable(fun, "fwd_and_bwd")
+
+    def forward(*args):
+        out = fun(*args)
+        if has_aux:
+            out, aux = api_util.split_aux(out, True, "fwd_and_bwd")
+            return out, args, aux
+        return out, args
+
+    def backward(residuals, cotangent):
+        nums = api_util.normalize_argnums(argnums, len(residuals), "fwd_and_bwd")
+
+        def restricted(*diff):
+            out = fun(*api_util.substitute(residuals, nums, diff))
+            return api_util.split_aux(out, True, "fwd_and_bwd")[0] if has_aux else out
+
+        _, pullback = vjp(restricted, *(residuals[n] for n in nums))
+        cts = pullback(cotangent)
+        return cts[0] if isinstance(argnums, int) else cts
+
+    return (jit(forward), jit(backward)) if jitted else (forward, backward)
 
 
 def hessian(f: Callable, argnums: int | Sequence[int] = 0,

@@ -63,7 +63,7 @@ MAX_COMPILE_DEPTH = 10_000
 
 class Config:
     __slots__ = ("log_compiles", "check_graphs", "jit_compile_after", "jit_max_compile_depth",
-                 "fast_cpu_math")
+                 "fast_cpu_math", "disable_jit")
 
     def __init__(self) -> None:
         self.log_compiles: bool = _flag("FTORCH_LOG_COMPILES")
@@ -71,12 +71,13 @@ class Config:
         self.jit_compile_after: float | str | None = _seconds("FTORCH_JIT_COMPILE_AFTER")
         self.jit_max_compile_depth: int | None = _depth("FTORCH_JIT_MAX_COMPILE_DEPTH")
         self.fast_cpu_math: bool = os.environ.get("FTORCH_FAST_CPU_MATH", "1") != "0"
+        self.disable_jit: bool = _flag("FTORCH_DISABLE_JIT")
 
     def __repr__(self) -> str:
         return (f"Config(log_compiles={self.log_compiles}, check_graphs={self.check_graphs}, "
                 f"jit_compile_after={self.jit_compile_after!r}, "
                 f"jit_max_compile_depth={self.jit_max_compile_depth!r}, "
-                f"fast_cpu_math={self.fast_cpu_math})")
+                f"fast_cpu_math={self.fast_cpu_math}, disable_jit={self.disable_jit})")
 
 
 def _flag(name: str) -> bool:

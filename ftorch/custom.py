@@ -19,6 +19,7 @@ Under ``jit`` the call is staged as that primitive, so ``grad(jit(f))`` and
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -37,12 +38,13 @@ from ftorch.core import (
     is_complex,
     is_inexact,
 )
+from ftorch.graph import evaluate
 from ftorch.primitives._rules import move_bdim
-from ftorch.transforms.staging import ConcretizationError, stage
+from ftorch.transforms.staging import ConcretizationError, stage, stage_function
 from ftorch.transforms.vjp import vjp_flat
 from ftorch.transforms.vmap import batch_flat
 
-__all__ = ["custom_jvp", "custom_vjp"]
+__all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "closure_convert"]
 
 
 class _Signature:
@@ -511,3 +513,86 @@ def _check_cotangents(got: Any, sig: _Signature, where: str) -> list:
                 f"{format_aval(a)}; a cotangent must have its argument's dtype")
         leaves[k] = lax.astype(ct, a.dtype)
     return leaves
+
+
+# ----------------------------------------------------------------------------
+# custom_gradient, closure_convert
+# ----------------------------------------------------------------------------
+
+
+def custom_gradient(fun: Callable) -> Callable:
+    """A function with a hand-written gradient, as ``jax.custom_gradient``:
+    ``fun(*args)`` returns ``(value, vjp)``, where ``vjp(cotangent)`` gives
+    one cotangent per argument (a tuple; a single one for one argument).
+    Built on ``custom_vjp``: reverse mode calls ``fun`` again on the saved
+    arguments for its ``vjp`` (its residuals are the arguments), and forward
+    mode is refused, as in JAX.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> @ft.custom_gradient
+    ... def f(x):
+    ...     return x ** 2, lambda g: 10.0 * g
+    >>> f(mx.array(3.0)).item(), ft.grad(f)(mx.array(3.0)).item()
+    (9.0, 10.0)
+    """
+    api_util.check_callable(fun, "custom_gradient")
+    where = f"the function {_name(fun)!r} given to custom_gradient"
+
+    def split(args: tuple) -> tuple[Any, Callable]:
+        got = fun(*args)
+        if not (isinstance(got, (tuple, list)) and len(got) == 2 and callable(got[1])):
+            raise TypeError(f"custom_gradient: {where} must return a pair (value, vjp "
+                            f"function), got {_describe(got)}")
+        return got[0], got[1]
+
+    def value(*args):
+        return split(args)[0]
+
+    def fwd(*args):
+        return split(args)[0], args
+
+    def bwd(args, ct):
+        cts = split(args)[1](ct)
+        return tuple(cts) if isinstance(cts, (tuple, list)) else (cts,)
+
+    call = custom_vjp(value)
+    call.defvjp(fwd, bwd)
+    return functools.wraps(fun)(lambda *args: call(*args))
+
+
+def closure_convert(fun: Callable, *example_args: Any) -> tuple[Callable, list]:
+    """``fun`` with the traced values it closes over made explicit, as
+    ``jax.closure_convert``: returns ``(converted, consts)`` with
+    ``converted(*args, *consts) == fun(*args)``, for arguments of
+    ``example_args``' structure, shapes and dtypes. The ``consts`` are the
+    values of enclosing transforms (``grad``, ``vmap``...) that ``fun``
+    closes over, which ``custom_vjp`` and ``custom_jvp`` can then take as
+    arguments (JAX also hoists closed-over concrete floating arrays; here
+    those stay inside, as they carry no derivative).
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> def outer(w):
+    ...     converted, consts = ft.closure_convert(lambda x: x * w, mx.array(1.0))
+    ...     return converted(mx.array(2.0), *consts), len(consts)
+    >>> outer(mx.array(3.0))[0].item(), ft.grad(lambda w: outer(w)[0])(mx.array(3.0)).item()
+    (6.0, 2.0)
+    """
+    api_util.check_callable(fun, "closure_convert")
+    leaves, in_tree = api_util.flatten_arrays(example_args, "closure_convert example_args")
+    staged = stage_function(fun, [aval_of(x) for x in leaves], in_tree,
+                            f"closure_convert {_name(fun)}",
+                            api_util.output_flattener("closure_convert"))
+    n_consts = len(staged.hoisted)
+    out_tree = staged.out_tree
+
+    def converted(*args_and_consts: Any) -> Any:
+        n_args = len(args_and_consts) - n_consts
+        args, consts = args_and_consts[:n_args], args_and_consts[n_args:]
+        arg_leaves, arg_tree = api_util.flatten_arrays(args, "closure_convert arguments")
+        if arg_tree != in_tree:
+            raise TypeError(f"closure_convert: the converted function takes arguments of "
+                            f"structure {in_tree}, got {arg_tree}")
+        outs = evaluate(staged.graph, [*consts, *arg_leaves])
+        return tree.unflatten(out_tree[0], outs)
+
+    return converted, list(staged.hoisted)

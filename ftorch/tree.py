@@ -5,6 +5,10 @@ Containers are the ones optree knows (tuples, lists, dicts, namedtuples,
 namespace or optree's global one. Register your own types with
 ``ftorch.tree.dataclass`` or ``ftorch.tree.register_node``.
 
+It holds both ``jax.tree``'s short names (``map``, ``leaves``, ``reduce``...)
+and ``jax.tree_util``'s (``tree_map``, ``register_pytree_node``,
+``Partial``...), so code written against either reads the same here.
+
 Each leaf has a key path, as in ``jax.tree_util``: a tuple of key entries
 (``SequenceKey``, ``DictKey``, ``GetAttrKey``, ``FlattenedIndexKey``), which
 ``keystr`` writes as ``"['a'][0].w"``; ``flatten_with_path``,
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
@@ -32,10 +37,18 @@ from ftorch.typing import PyTree
 
 __all__ = [
     "NAMESPACE", "flatten", "unflatten", "leaves", "structure", "map", "broadcast", "ravel",
+    "all", "reduce", "reduce_associative", "transpose", "static",
     "dataclass", "register_dataclass", "register_node",
     "SequenceKey", "DictKey", "GetAttrKey", "FlattenedIndexKey", "KeyEntry", "KeyPath",
-    "flatten_with_path", "leaves_with_path", "map_with_path", "keystr", "key_paths",
-    "flatten_one_level_with_keys",
+    "PyTreeDef", "flatten_with_path", "leaves_with_path", "map_with_path", "keystr",
+    "key_paths", "flatten_one_level", "flatten_one_level_with_keys",
+    # jax.tree_util's names
+    "tree_map", "tree_leaves", "tree_flatten", "tree_unflatten", "tree_structure",
+    "tree_reduce", "tree_reduce_associative", "tree_all", "tree_transpose", "tree_broadcast",
+    "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path",
+    "register_pytree_node", "register_pytree_node_class", "register_pytree_with_keys",
+    "register_pytree_with_keys_class", "register_static", "all_leaves", "is_tree_node",
+    "treedef_children", "treedef_is_leaf", "treedef_tuple", "Partial",
 ]
 
 #: The optree namespace ftorch looks in (besides optree's global one).
@@ -244,6 +257,8 @@ KeyEntry = SequenceKey | DictKey | GetAttrKey | FlattenedIndexKey
 #: Where a leaf is in a tree: the key entries from the root down.
 KeyPath = tuple[KeyEntry, ...]
 
+_KEY_TYPES = (SequenceKey, DictKey, GetAttrKey, FlattenedIndexKey)
+
 _SEQUENCES = {optree.PyTreeKind.TUPLE, optree.PyTreeKind.LIST, optree.PyTreeKind.DEQUE}
 _MAPPINGS = {optree.PyTreeKind.DICT, optree.PyTreeKind.ORDEREDDICT,
              optree.PyTreeKind.DEFAULTDICT, optree.PyTreeKind.FROZENDICT}
@@ -272,7 +287,8 @@ def _node_keys(spec: PyTreeDef) -> list[KeyEntry]:
         return [GetAttrKey(e) for e in entries]
     if entry_type is not None and issubclass(entry_type, optree.MappingEntry):
         return [DictKey(e) for e in entries]
-    return [FlattenedIndexKey(e) if isinstance(e, int) else DictKey(e) for e in entries]
+    return [e if isinstance(e, _KEY_TYPES) else FlattenedIndexKey(e) if isinstance(e, int)
+            else DictKey(e) for e in entries]
 
 
 _KEY_PATHS: dict[PyTreeDef, list[KeyPath]] = {}  # treedef -> its key paths, most recent
@@ -406,3 +422,324 @@ def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
     foo/bar/baz
     """
     return separator.join(map(_simple if simple else str, keys))
+
+
+# ----------------------------------------------------------------------------
+# Reductions, transposition, static fields (jax.tree's names)
+# ----------------------------------------------------------------------------
+
+
+class _Unspecified:
+    def __repr__(self) -> str:
+        return "<unspecified>"
+
+
+_UNSPECIFIED: Any = _Unspecified()
+
+
+def all(tree: PyTree, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """Whether every leaf of ``tree`` is truthy (``True`` for no leaves), as
+    ``jax.tree.all``.
+
+    >>> import ftorch as ft
+    >>> ft.tree.all([1, {"a": True}]), ft.tree.all([1, 0])
+    (True, False)
+    """
+    return builtins.all(leaves(tree, is_leaf))
+
+
+def reduce(function: Callable[[Any, Any], Any], tree: PyTree, initializer: Any = _UNSPECIFIED,
+           is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """``functools.reduce(function, leaves(tree), initializer)``, as
+    ``jax.tree.reduce``.
+
+    >>> import ftorch as ft
+    >>> ft.tree.reduce(lambda a, b: a + b, {"x": 1, "y": (2, 3)})
+    6
+    """
+    if initializer is _UNSPECIFIED:
+        return functools.reduce(function, leaves(tree, is_leaf))
+    return functools.reduce(function, leaves(tree, is_leaf), initializer)
+
+
+def reduce_associative(operation: Callable[[Any, Any], Any], tree: PyTree, *,
+                       identity: Any = _UNSPECIFIED,
+                       is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """The leaves of ``tree`` combined by the associative ``operation`` in a
+    balanced tree of calls (depth ``log2`` of the number of leaves), as
+    ``jax.tree.reduce_associative``; ``identity`` is the result for no
+    leaves.
+
+    >>> import ftorch as ft
+    >>> ft.tree.reduce_associative(lambda a, b: a + b, [1, 2, (3, 4)])
+    10
+    """
+    items = leaves(tree, is_leaf)
+    if not items:
+        if identity is _UNSPECIFIED:
+            raise TypeError("reduce_associative: a tree with no leaves needs an identity")
+        return identity
+    while len(items) > 1:
+        paired = [operation(a, b) for a, b in zip(items[::2], items[1::2])]
+        items = paired + items[len(paired) * 2:]
+    return items[0]
+
+
+def transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
+              pytree_to_transpose: PyTree) -> PyTree:
+    """A tree of ``outer_treedef``'s structure whose leaves are trees of
+    ``inner_treedef``'s, turned into one of the inner structure whose leaves
+    are trees of the outer's, as ``jax.tree.transpose``; ``inner_treedef``
+    None takes the structure of the first outer leaf.
+
+    >>> import ftorch as ft
+    >>> ft.tree.transpose(ft.tree.structure([0, 0]), None, [(1, 2), (3, 4)])
+    ([1, 3], [2, 4])
+    """
+    if inner_treedef is None:
+        first = outer_treedef.flatten_up_to(pytree_to_transpose)
+        inner_treedef = structure(first[0]) if first else structure(None)
+    return optree.tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose)
+
+
+def static(**kwargs: Any) -> Any:
+    """``dataclasses.field(**kwargs)`` marked static (``metadata`` gets
+    ``static=True``), so ``register_dataclass`` makes it auxiliary data,
+    not a child, as ``jax.tree.static``.
+
+    >>> import dataclasses, ftorch as ft, mlx.core as mx
+    >>> @ft.tree.register_dataclass
+    ... @dataclasses.dataclass
+    ... class Op:
+    ...     x: mx.array
+    ...     kind: str = ft.tree.static(default="add")
+    >>> len(ft.tree.leaves(Op(mx.ones(2))))
+    1
+    """
+    metadata = dict(kwargs.pop("metadata", None) or {}, static=True)
+    return dataclasses.field(metadata=metadata, **kwargs)
+
+
+# ----------------------------------------------------------------------------
+# Nodes: registering types, looking at structures (jax.tree_util's names)
+# ----------------------------------------------------------------------------
+
+
+def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable,
+                         flatten_with_keys_func: Callable | None = None) -> None:
+    """Register ``nodetype`` as a pytree node, as
+    ``jax.tree_util.register_pytree_node``: ``flatten_func(obj) -> (children,
+    aux_data)``, ``unflatten_func(aux_data, children) -> obj``; with
+    ``flatten_with_keys_func(obj) -> ((key, child) pairs, aux_data)``, its
+    children's key entries are those keys.
+
+    >>> import ftorch as ft
+    >>> class Pair:
+    ...     def __init__(self, a, b):
+    ...         self.a, self.b = a, b
+    >>> ft.tree.register_pytree_node(Pair, lambda p: ((p.a, p.b), None),
+    ...                              lambda aux, children: Pair(*children))
+    >>> ft.tree.leaves(Pair(1, [2, 3]))
+    [1, 2, 3]
+    """
+    if flatten_with_keys_func is not None:
+        register_pytree_with_keys(nodetype, flatten_with_keys_func, unflatten_func,
+                                  flatten_func)
+        return
+    register_node(nodetype, flatten_func, unflatten_func)
+
+
+def register_pytree_with_keys(nodetype: type, flatten_with_keys: Callable,
+                              unflatten_func: Callable,
+                              flatten_func: Callable | None = None) -> None:
+    """Register ``nodetype`` as a pytree node whose children have keys, as
+    ``jax.tree_util.register_pytree_with_keys``:
+    ``flatten_with_keys(obj) -> ((key entry, child) pairs, aux_data)`` and
+    ``unflatten_func(aux_data, children) -> obj`` (``flatten_func``, the
+    faster flattening without keys, is accepted and not needed).
+
+    >>> import ftorch as ft
+    >>> class Point:
+    ...     def __init__(self, x, y):
+    ...         self.x, self.y = x, y
+    >>> def flatten_with_keys(p):
+    ...     return ((ft.tree.GetAttrKey("x"), p.x), (ft.tree.GetAttrKey("y"), p.y)), None
+    >>> ft.tree.register_pytree_with_keys(Point, flatten_with_keys,
+    ...                                   lambda aux, children: Point(*children))
+    >>> [ft.tree.keystr(k) for k, _ in ft.tree.leaves_with_path(Point(1, 2))]
+    ['.x', '.y']
+    """
+    def flatten_fn(obj):
+        pairs, aux = flatten_with_keys(obj)
+        pairs = list(pairs)
+        return [c for _, c in pairs], aux, [k for k, _ in pairs]
+
+    optree.register_pytree_node(nodetype, flatten_fn, unflatten_func, namespace=NAMESPACE)
+
+
+def register_pytree_node_class(cls: type) -> type:
+    """Register a class with methods ``tree_flatten(self) -> (children,
+    aux_data)`` and the classmethod ``tree_unflatten(aux_data, children)``
+    as a pytree node (a class decorator), as
+    ``jax.tree_util.register_pytree_node_class``.
+
+    >>> import ftorch as ft
+    >>> @ft.tree.register_pytree_node_class
+    ... class Box:
+    ...     def __init__(self, v):
+    ...         self.v = v
+    ...     def tree_flatten(self):
+    ...         return (self.v,), None
+    ...     @classmethod
+    ...     def tree_unflatten(cls, aux, children):
+    ...         return cls(*children)
+    >>> ft.tree.map(lambda x: x + 1, Box(1)).v
+    2
+    """
+    register_node(cls, lambda obj: obj.tree_flatten(), cls.tree_unflatten)
+    return cls
+
+
+def register_pytree_with_keys_class(cls: type) -> type:
+    """Register a class with methods ``tree_flatten_with_keys(self) ->
+    ((key entry, child) pairs, aux_data)`` and the classmethod
+    ``tree_unflatten(aux_data, children)`` as a pytree node with keys (a
+    class decorator), as ``jax.tree_util.register_pytree_with_keys_class``.
+
+    >>> import ftorch as ft
+    >>> @ft.tree.register_pytree_with_keys_class
+    ... class Named:
+    ...     def __init__(self, w):
+    ...         self.w = w
+    ...     def tree_flatten_with_keys(self):
+    ...         return ((ft.tree.GetAttrKey("w"), self.w),), None
+    ...     @classmethod
+    ...     def tree_unflatten(cls, aux, children):
+    ...         return cls(*children)
+    >>> ft.tree.keystr(ft.tree.leaves_with_path(Named(3))[0][0])
+    '.w'
+    """
+    register_pytree_with_keys(cls, lambda obj: obj.tree_flatten_with_keys(), cls.tree_unflatten)
+    return cls
+
+
+def register_static(cls: type) -> type:
+    """Register ``cls`` as a node with no children: its instances are kept
+    whole as auxiliary data (so they must be hashable), never leaves, as
+    ``jax.tree_util.register_static``.
+
+    >>> import ftorch as ft
+    >>> @ft.tree.register_static
+    ... class Config:
+    ...     def __hash__(self):
+    ...         return 0
+    ...     def __eq__(self, other):
+    ...         return isinstance(other, Config)
+    >>> ft.tree.leaves([Config(), 1])
+    [1]
+    """
+    register_node(cls, lambda obj: ((), obj), lambda aux, children: aux)
+    return cls
+
+
+def all_leaves(iterable: Any, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """Whether every item of ``iterable`` is a leaf (``None`` is not: it is
+    an empty node), as ``jax.tree_util.all_leaves``.
+
+    >>> import ftorch as ft
+    >>> ft.tree.all_leaves([1, 2.0]), ft.tree.all_leaves([1, [2]])
+    (True, False)
+    """
+    return builtins.all(structure(x, is_leaf).is_leaf() and x is not None for x in iterable)
+
+
+def is_tree_node(typ: type) -> bool:
+    """Whether instances of the type ``typ`` are pytree nodes (containers),
+    not leaves, as ``jax.tree_util.is_tree_node``.
+
+    >>> import ftorch as ft
+    >>> ft.tree.is_tree_node(dict), ft.tree.is_tree_node(int)
+    (True, False)
+    """
+    if not isinstance(typ, type):
+        return False
+    return optree.register_pytree_node.get(typ, namespace=NAMESPACE) is not None
+
+
+def flatten_one_level(tree: PyTree) -> tuple[list, Any]:
+    """The children of a pytree node and its auxiliary data, as
+    ``jax.tree_util.flatten_one_level``; a ``ValueError`` for a leaf.
+
+    >>> import ftorch as ft
+    >>> ft.tree.flatten_one_level({"b": 1, "a": [2]})[0]
+    [[2], 1]
+    """
+    pairs, aux = flatten_one_level_with_keys(tree)
+    return [child for _, child in pairs], aux
+
+
+def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
+    """The structures of the children of ``treedef``'s root, as
+    ``jax.tree_util.treedef_children``.
+
+    >>> import ftorch as ft
+    >>> ft.tree.treedef_children(ft.tree.structure((1, [2, 3])))
+    [PyTreeSpec(*), PyTreeSpec([*, *])]
+    """
+    return list(treedef.children())
+
+
+def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    """Whether ``treedef`` is one node (a leaf, ``None`` or an empty
+    container), as ``jax.tree_util.treedef_is_leaf``.
+
+    >>> import ftorch as ft
+    >>> ft.tree.treedef_is_leaf(ft.tree.structure(1))
+    True
+    >>> ft.tree.treedef_is_leaf(ft.tree.structure([1]))
+    False
+    """
+    return treedef.num_nodes == 1
+
+
+def treedef_tuple(treedefs: Sequence[PyTreeDef]) -> PyTreeDef:
+    """The structure of a tuple of trees of ``treedefs``' structures, as
+    ``jax.tree_util.treedef_tuple``.
+
+    >>> import ftorch as ft
+    >>> ft.tree.treedef_tuple([ft.tree.structure(1), ft.tree.structure([1, 2])])
+    PyTreeSpec((*, [*, *]))
+    """
+    return optree.treespec_tuple(list(treedefs), none_is_leaf=False, namespace=NAMESPACE)
+
+
+class Partial(functools.partial):
+    """``functools.partial`` that is a pytree, as ``jax.tree_util.Partial``:
+    its bound arguments are children (so it can be passed through ``jit``,
+    ``vmap`` and ``grad``), the function auxiliary data.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> add = ft.tree.Partial(lambda a, b: a + b, mx.array(1.0))
+    >>> ft.tree.map(lambda x: x * 10, add)(2.0).item()
+    12.0
+    """
+
+    def __new__(cls, func: Callable, *args: Any, **kw: Any) -> Partial:
+        # A Partial of a Partial's function is flattened into one, as functools does.
+        if isinstance(func, functools.partial):
+            original, func = func, func.func
+            args = original.args + args
+            kw = {**original.keywords, **kw}
+        return super().__new__(cls, func, *args, **kw)
+
+
+register_node(Partial, lambda p: ((p.args, p.keywords), p.func),
+              lambda func, children: Partial(func, *children[0], **children[1]))
+
+
+# jax.tree_util's names for the functions above.
+tree_map, tree_leaves, tree_flatten, tree_unflatten = map, leaves, flatten, unflatten
+tree_structure, tree_reduce, tree_reduce_associative = structure, reduce, reduce_associative
+tree_all, tree_transpose, tree_broadcast = all, transpose, broadcast
+tree_flatten_with_path, tree_leaves_with_path = flatten_with_path, leaves_with_path
+tree_map_with_path = map_with_path

@@ -1,5 +1,6 @@
 """Rule cases for the special-function primitives (lgamma, digamma,
-polygamma, bessel_i0e, bessel_i1e, erfc, log_ndtr, ndtri, sinc) and the
+polygamma, bessel_i0e, bessel_i1e, erfc, log_ndtr, ndtri, sinc, igamma,
+igammac, igamma_grad_a, random_gamma_grad, betainc) and the
 public functions of ftorch.scipy.special / ftorch.scipy.stats.norm built on
 them, on domains where finite differences are valid (away from poles and
 from the kink of ``|x|`` at 0)."""
@@ -69,5 +70,39 @@ CASES = [
          name="log_expit", **NOISY),
     Case("exp", lambda a, b: fss.logsumexp(a, axis=-1, b=b),
          st.tuples(floats((2, 3)), floats((2, 3), 0.5, 2.0)), name="logsumexp[b]", **NOISY),
+    # Differentiable in a once (igamma_grad_a has no derivative in a, as JAX):
+    # the second-order check runs on the x-only cases.
+    Case("igamma", lax.igamma, broadcastable(2, 0.3, 15.0), second_order=False, name="igamma"),
+    Case("igamma", fss.gammainc, broadcastable(2, 22.0, 40.0), second_order=False,
+         name="gammainc[temme]"),
+    Case("igamma", lambda x: lax.igamma(2.5, x), unary(0.2, 10.0), name="igamma[x]"),
+    Case("igammac", lax.igammac, broadcastable(2, 0.3, 15.0), second_order=False,
+         name="igammac"),
+    Case("igammac", lambda x: fss.gammaincc(0.4, x), unary(0.2, 3.0), name="gammaincc[x]"),
+    Case("igamma_grad_a", lambda x: lax.igamma_grad_a(3.5, x), unary(0.2, 10.0),
+         name="igamma_grad_a"),
+    Case("random_gamma_grad", lambda x: lax.random_gamma_grad(1.5, x), unary(0.2, 6.0),
+         name="random_gamma_grad"),
+    Case("betainc", lambda x: lax.betainc(2.0, 3.5, x), unary(0.05, 0.95), name="betainc"),
+    Case("betainc", lambda x: fss.betainc(0.7, 25.0, x), unary(0.01, 0.3), name="betainc[swap]"),
+    Case("erfcx", lax.erfcx, unary(-3.0, 30.0), name="erfcx", **LOOSE),
+    Case("exp1", lax.exp1, unary(0.1, 20.0), name="exp1", **LOOSE),
+    Case("expi", lax.expi, unary(-20.0, 50.0, away_from_zero), name="expi", **LOOSE),
+    Case("power", lax.zeta, st.tuples(floats(shapes(), 1.5, 8.0), floats((), 0.3, 4.0)),
+         name="zeta"),
+    Case("lgamma", fss.poch, broadcastable(2, 0.3, 5.0), name="poch", **LOOSE),
+    Case("lgamma", fss.comb, st.tuples(floats((3,), 4.0, 8.0), floats((3,), 0.5, 3.5)),
+         name="comb", **LOOSE),
+    Case("expm1", fss.boxcox, st.tuples(floats((3,), 0.2, 3.0), floats((3,), -2.0, 2.0)),
+         name="boxcox", **LOOSE),
+    Case("multiply", lambda a, b, x: fss.hyp1f1(a, b, x),
+         st.tuples(floats((3,), 0.2, 3.0), floats((3,), 0.5, 3.0), floats((3,), -3.0, 3.0)),
+         name="hyp1f1", **LOOSE),
+    Case("dawsn", lax.dawsn, unary(-8.0, 8.0), name="dawsn", **LOOSE),
+    Case("log1p", fss.spence, unary(0.05, 6.0), name="spence", **LOOSE),
+    Case("divide", lambda x: fss.expn(2, x), unary(0.2, 6.0), name="expn", **LOOSE),
+    Case("multiply", lambda z: fss.bessel_jn(z, v=3), unary(-12.0, 12.0), name="bessel_jn",
+         **LOOSE),
+    Case("exp", fss.owens_t, st.tuples(floats((3,), -3.0, 3.0), floats((3,), -3.0, 3.0)),
+         name="owens_t", **LOOSE),
 ]
-

@@ -309,6 +309,8 @@ def np_take(x, indices, axis, mode, fill=np.nan):
     n = x.shape[axis]
     if mode == "wrap":
         indices = np.mod(indices, n)
+    elif mode == "clip" and n:  # jax.numpy.take clips a negative index to 0
+        indices = np.clip(indices, 0, n - 1)
     idx = (slice(None),) * axis + (np.asarray(indices),)
     return np_gather(x, idx, "clip" if mode in ("clip", "wrap", "promise_in_bounds") else "fill",
                      fill)
@@ -338,7 +340,9 @@ def test_take(how, mode, data):
         # The gradient of a read is the transpose of reading a tangent.
         flat = x.reshape(-1) if axis is None else x
         ax = 0 if axis is None else axis % x.ndim
-        wrapped = np.mod(indices, flat.shape[ax]) if mode == "wrap" else indices
+        n = flat.shape[ax]
+        wrapped = (np.mod(indices, n) if mode == "wrap" else
+                   np.clip(indices, 0, n - 1) if mode == "clip" and n else indices)
         m = "fill" if mode in (None, "fill") else "clip"
         g = np_gather_grad(flat, (slice(None),) * ax + (np.asarray(wrapped),), m, w)
         return read(x), read(t, 0.0), g.reshape(x.shape)

@@ -35,7 +35,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("models and training", {"ftorch.nn", "ftorch.optim", "ftorch.data"}),
     ("checkpoints", {"ftorch.serialization"}),
     ("distributed training", {"ftorch.distributed"}),
-    ("the package", {"ftorch", "ftorch.info"}),
+    ("the package", {"ftorch", "ftorch.info", "ftorch.runtime"}),
 ]
 
 # Packages whose __init__ is a public face re-exporting names of a layer above

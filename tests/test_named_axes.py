@@ -383,3 +383,43 @@ def test_bad_arguments():
         ft.vmap(lambda v: v, axis_name=["i"])
     with pytest.raises(ValueError, match="chunk_size cannot be combined with axis_name"):
         ft.vmap(lambda v: v, axis_name="i", chunk_size=2)
+
+
+def test_ppermute_with_a_partial_permutation_gives_zeros():
+    x = mx.array([1.0, 2.0, 3.0])
+    f = ft.vmap(lambda r: lax.ppermute(r, "i", [(1, 2), (2, 0)]), axis_name="i")
+    assert f(x).tolist() == [3.0, 0.0, 2.0]
+    # Its transpose sends the cotangent back: example 1's input feeds example 2.
+    g = ft.grad(lambda x: (f(x) * mx.array([10.0, 20.0, 30.0])).sum())(x)
+    assert g.tolist() == [0.0, 30.0, 10.0]
+
+
+def test_all_to_all_tiled_and_under_jit():
+    x = mx.arange(24.0).reshape(2, 4, 3)  # per example: (4, 3), split into 2 blocks of 2
+    f = ft.vmap(lambda r: lax.all_to_all(r, "i", 0, 1, tiled=True), axis_name="i")
+    expected = np.stack([np.concatenate([np.array(x[j, 2 * i:2 * i + 2]) for j in range(2)],
+                                        axis=1) for i in range(2)])
+    assert np.array_equal(np.array(f(x)), expected)
+    assert np.array_equal(np.array(ft.jit(f)(x)), expected)
+
+
+def test_exchanges_over_two_nested_axes():
+    x = mx.arange(6.0).reshape(2, 3)
+    inner = lambda r: lax.pshuffle(r, ("i", "j"), [5, 4, 3, 2, 1, 0])  # noqa: E731
+    got = ft.vmap(ft.vmap(inner, axis_name="j"), axis_name="i")(x)
+    assert got.tolist() == [[5.0, 4.0, 3.0], [2.0, 1.0, 0.0]]
+    size = ft.vmap(ft.vmap(lambda r: r * lax.axis_size(("i", "j")), axis_name="j"),
+                   axis_name="i")(mx.ones((2, 3)))
+    assert size.tolist() == [[6.0] * 3] * 2
+
+
+def test_exchange_argument_errors():
+    x = mx.ones((2, 3))
+    with pytest.raises(ValueError, match="ppermute: perm"):
+        ft.vmap(lambda r: lax.ppermute(r, "i", [(0, 1), (1, 1)]), axis_name="i")(x)
+    with pytest.raises(ValueError, match="pshuffle: perm"):
+        ft.vmap(lambda r: lax.pshuffle(r, "i", [0, 0]), axis_name="i")(x)
+    with pytest.raises(ValueError, match="all_to_all: split_axis"):
+        ft.vmap(lambda r: lax.all_to_all(r, "i", 0, 0), axis_name="i")(x)
+    with pytest.raises(NameError):
+        lax.axis_size("nope")

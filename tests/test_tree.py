@@ -152,3 +152,132 @@ def test_broadcast_as_jax_documents():
         1, {"a": 2, "b": 2}, (3, 3))
     with pytest.raises(ValueError):
         ft.tree.broadcast((1, 2), (0, 0, 0))
+
+
+# ----------------------------------------------------------------------------
+# jax.tree's and jax.tree_util's other names (what JAX 0.10 gives in comments)
+# ----------------------------------------------------------------------------
+
+
+def test_reductions():
+    assert ft.tree.all([1, {"a": True}]) and not ft.tree.all([1, 0]) and ft.tree.all([])
+    assert ft.tree.reduce(lambda a, b: a + b, {"x": 1, "y": (2, 3)}) == 6
+    assert ft.tree.reduce(lambda a, b: a + b, [], 5) == 5
+    with pytest.raises(TypeError):
+        ft.tree.reduce(lambda a, b: a + b, [])
+    calls = []
+
+    def add(a, b):
+        calls.append((a, b))
+        return a + b
+    assert ft.tree.reduce_associative(add, [1, 2, 3, 4, 5]) == 15
+    assert calls[:2] == [(1, 2), (3, 4)]  # pairwise, not left to right
+    assert ft.tree.reduce_associative(add, [], identity=0) == 0
+    with pytest.raises(TypeError, match="identity"):
+        ft.tree.reduce_associative(add, [])
+
+
+def test_transpose():
+    outer, inner = ft.tree.structure([0, 0]), ft.tree.structure((0, 0))
+    assert ft.tree.transpose(outer, inner, [(1, 2), (3, 4)]) == ([1, 3], [2, 4])
+    assert ft.tree.transpose(outer, None, [(1, 2), (3, 4)]) == ([1, 3], [2, 4])
+    assert ft.tree.tree_transpose is ft.tree.transpose
+
+
+def test_tree_util_names_are_the_short_ones():
+    t = ft.tree
+    pairs = [(t.tree_map, t.map), (t.tree_leaves, t.leaves), (t.tree_flatten, t.flatten),
+             (t.tree_unflatten, t.unflatten), (t.tree_structure, t.structure),
+             (t.tree_reduce, t.reduce), (t.tree_all, t.all), (t.tree_broadcast, t.broadcast),
+             (t.tree_flatten_with_path, t.flatten_with_path),
+             (t.tree_leaves_with_path, t.leaves_with_path),
+             (t.tree_map_with_path, t.map_with_path),
+             (t.tree_reduce_associative, t.reduce_associative)]
+    assert all(a is b for a, b in pairs)
+
+
+def test_register_pytree_node_and_classes():
+    class Pt:
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+    ft.tree.register_pytree_node(Pt, lambda p: ((p.x, p.y), "aux"),
+                                 lambda aux, ch: Pt(*ch))
+    out = ft.tree.map(lambda v: v * 2, Pt(1, 2))
+    assert (out.x, out.y) == (2, 4)
+    assert [ft.tree.keystr(k) for k, _ in ft.tree.leaves_with_path(Pt(1, 2))] == [
+        "[<flat index 0>]", "[<flat index 1>]"]
+
+    class Keyed:
+        def __init__(self, a):
+            self.a = a
+
+    ft.tree.register_pytree_node(
+        Keyed, lambda k: ((k.a,), None), lambda aux, ch: Keyed(*ch),
+        flatten_with_keys_func=lambda k: (((ft.tree.DictKey("a"), k.a),), None))
+    assert ft.tree.keystr(ft.tree.leaves_with_path(Keyed(3))[0][0]) == "['a']"
+
+    @ft.tree.register_pytree_with_keys_class
+    class Named:
+        def __init__(self, w):
+            self.w = w
+
+        def tree_flatten_with_keys(self):
+            return ((ft.tree.GetAttrKey("w"), self.w),), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+
+    grads = ft.grad(lambda n: (n.w ** 2).sum())(Named(mx.array([1.0, 2.0])))
+    assert grads.w.tolist() == [2.0, 4.0]
+
+
+def test_register_static_and_static_fields():
+    import dataclasses
+
+    @ft.tree.register_static
+    @dataclasses.dataclass(frozen=True)
+    class Cfg:
+        n: int = 3
+
+    assert ft.tree.leaves({"c": Cfg(), "x": 1}) == [1]
+    assert ft.tree.map(lambda v: v, {"c": Cfg(5)})["c"] == Cfg(5)
+
+    @ft.tree.register_dataclass
+    @dataclasses.dataclass
+    class Op:
+        x: mx.array
+        kind: str = ft.tree.static(default="add")
+
+    leaves, treedef = ft.tree.flatten(Op(mx.ones(2)))
+    assert len(leaves) == 1 and ft.tree.unflatten(treedef, leaves).kind == "add"
+
+
+def test_structure_queries():
+    assert ft.tree.all_leaves([1, 2.0]) and not ft.tree.all_leaves([1, [2]])
+    assert not ft.tree.all_leaves([1, None])
+    assert ft.tree.is_tree_node(dict) and ft.tree.is_tree_node(Pair)
+    assert ft.tree.is_tree_node(Layer) and not ft.tree.is_tree_node(int)
+    assert not ft.tree.is_tree_node({})  # a type is asked about, as in JAX
+    children, aux = ft.tree.flatten_one_level({"b": 1, "a": [2]})
+    assert children == [[2], 1]
+    with pytest.raises(ValueError):
+        ft.tree.flatten_one_level(1)
+    td = ft.tree.structure((1, [2, 3]))
+    assert ft.tree.treedef_children(td) == [ft.tree.structure(1), ft.tree.structure([2, 3])]
+    assert ft.tree.treedef_is_leaf(ft.tree.structure(1))
+    assert ft.tree.treedef_is_leaf(ft.tree.structure(None))
+    assert ft.tree.treedef_is_leaf(ft.tree.structure([]))  # one node, as in JAX
+    assert not ft.tree.treedef_is_leaf(td)
+    assert ft.tree.treedef_tuple([ft.tree.structure(1), td]) == ft.tree.structure((1, (1, [2, 3])))
+
+
+def test_partial_is_a_pytree_through_transforms():
+    scale = ft.tree.Partial(lambda w, x: w * x, mx.array(3.0))
+    assert ft.tree.leaves(scale)[0].item() == 3.0
+    assert ft.jit(lambda f, x: f(x))(scale, mx.array(2.0)).item() == 6.0
+    g = ft.grad(lambda f: f(mx.array(2.0)))(scale)
+    assert isinstance(g, ft.tree.Partial) and g.args[0].item() == 2.0
+    nested = ft.tree.Partial(ft.tree.Partial(lambda a, b, c=0: a + b + c, 1), 2, c=3)
+    assert nested() == 6 and len(ft.tree.leaves(nested)) == 3

@@ -50,6 +50,7 @@ from ftorch.core.primitive import registry as registry
 from ftorch.core.trace import MainTrace as MainTrace
 from ftorch.core.trace import Trace as Trace
 from ftorch.core.trace import _stack as _stack
+from ftorch.core.trace import eager_constants as eager_constants
 from ftorch.core.trace import new_main as new_main
 from ftorch.core.tracer import ARRAY_METHODS as ARRAY_METHODS
 from ftorch.core.tracer import PrimalTracer as PrimalTracer

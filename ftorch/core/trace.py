@@ -69,6 +69,20 @@ def new_main(trace_type: type, global_data: Any = None, dynamic: bool = False):
             unhook()
 
 
+@contextmanager
+def eager_constants():
+    """For the duration of the block, ops whose arguments carry no tracer
+    run at once on concrete values even while a function is being staged
+    (``ft.ensure_compile_time_eval``); ops on traced values are staged as
+    before."""
+    global _dynamic
+    previous, _dynamic = _dynamic, None
+    try:
+        yield
+    finally:
+        _dynamic = previous
+
+
 def check_no_tracers(args: tuple) -> None:
     """Raise ``LeakedTracerError`` if one of ``args`` is a tracer whose
     transform has finished."""

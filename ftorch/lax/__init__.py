@@ -15,13 +15,16 @@ semantics.
 from typing import Any
 
 from ftorch import api_util, tree
-from ftorch.lax import contractions, convolution, windowed
+from ftorch.lax import composites, contractions, convolution, windowed
+from ftorch.lax.composites import *  # noqa: F403
 from ftorch.lax.contractions import *  # noqa: F403
 from ftorch.lax.convolution import *  # noqa: F403
+from ftorch.lax.roots import custom_root
 from ftorch.lax.windowed import *  # noqa: F403
 from ftorch.primitives import (
     activations,
     barrier,
+    bits,
     creation,
     decompositions,
     elementwise,
@@ -39,11 +42,13 @@ from ftorch.primitives.activations import *  # noqa: F403
 from ftorch.primitives.associative import associative_scan
 from ftorch.primitives.barrier import *  # noqa: F403
 from ftorch.primitives.barrier import optimization_barrier as _barrier
+from ftorch.primitives.bits import *  # noqa: F403
 from ftorch.primitives.conditionals import cond, switch
 from ftorch.primitives.conv import *  # noqa: F403
 from ftorch.primitives.creation import *  # noqa: F403
 from ftorch.primitives.decompositions import *  # noqa: F403
 from ftorch.primitives.elementwise import *  # noqa: F403
+from ftorch.primitives.elementwise import erfinv as _erfinv
 from ftorch.primitives.elementwise import stop_gradient as _stop_gradient
 from ftorch.primitives.fourier import *  # noqa: F403
 from ftorch.primitives.indexing import *  # noqa: F403
@@ -52,12 +57,17 @@ from ftorch.primitives.loops import fori_loop, map, scan, while_loop
 from ftorch.primitives.orthogonal import *  # noqa: F403
 from ftorch.primitives.parallel import (
     all_gather,
+    all_to_all,
     axis_index,
+    axis_size,
     pmax,
     pmean,
     pmin,
+    ppermute,
+    pshuffle,
     psum,
     psum_scatter,
+    pswapaxes,
 )
 from ftorch.primitives.reduction import *  # noqa: F403
 from ftorch.primitives.shape import *  # noqa: F403
@@ -70,6 +80,7 @@ from ftorch.primitives.slicing import (
     dynamic_update_slice_in_dim,
     select,
 )
+from ftorch.primitives.solves import custom_linear_solve
 from ftorch.primitives.sorting import *  # noqa: F403
 from ftorch.primitives.special import *  # noqa: F403
 
@@ -78,17 +89,25 @@ _strict_wrappers = [
     *creation.__all__, *elementwise.__all__, *reduction.__all__, *shape.__all__,
     *indexing.__all__, *linalg.__all__, *barrier.__all__, *conv_family.__all__,
     *decompositions.__all__, *orthogonal.__all__, *sorting.__all__, *fourier.__all__,
-    *special.__all__, *activations.__all__,
+    *special.__all__, *activations.__all__, *bits.__all__,
 ]
+
+# JAX's signatures where the strict wrapper takes its parameters another way:
+# imported after the wrappers, which they replace.
+from ftorch.lax import _jax_signatures  # noqa: E402
+from ftorch.lax._jax_signatures import *  # noqa: E402,F403
 
 __all__ = [
     "cond", "switch", "while_loop", "fori_loop", "scan", "map", "associative_scan",
     "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice",
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "select", "stop_gradient",
     "optimization_barrier", "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
-    "axis_index", *convolution.__all__, *contractions.__all__,
+    "axis_index", "erf_inv", "axis_size", "ppermute", "pshuffle", "all_to_all", "pswapaxes",
+    "custom_linear_solve", "custom_root",
+    *(name for name in _strict_wrappers
+      if name not in ("stop_gradient", "optimization_barrier", *_jax_signatures.__all__)),
+    *_jax_signatures.__all__, *composites.__all__, *convolution.__all__, *contractions.__all__,
     *windowed.__all__,
-    *(name for name in _strict_wrappers if name not in ("stop_gradient", "optimization_barrier")),
 ]
 
 
@@ -115,3 +134,15 @@ def optimization_barrier(operand: Any) -> Any:
     """
     leaves, treedef = api_util.flatten_arrays(operand, "optimization_barrier operand")
     return tree.unflatten(treedef, _barrier(*leaves) if leaves else [])
+
+
+def erf_inv(x: Any) -> Any:
+    """The inverse error function on (-1, 1), as ``jax.lax.erf_inv``: JAX's
+    name for ``erfinv`` (MLX's kernel; ``ndtri`` is accurate in the tails).
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> f"{lax.erf_inv(mx.array(0.5)).item():.6f}"
+    '0.476936'
+    """
+    return _erfinv(x)
+

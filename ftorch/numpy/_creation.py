@@ -42,7 +42,7 @@ __all__ = [
     "triu_indices", "tril_indices_from", "triu_indices_from", "result_type",
     "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64", "bool_", "complex64", "pi", "e", "inf", "nan",
-    "newaxis",
+    "newaxis", "geomspace", "logspace", "frombuffer", "fromiter", "fromstring", "from_dlpack",
 ]
 
 float16, bfloat16, float32, float64 = mx.float16, mx.bfloat16, mx.float32, mx.float64
@@ -435,3 +435,176 @@ def _promotion_placeholder(arg: Any, position: int) -> Any:
     if isinstance(arg, (mx.Dtype, str, type, np.dtype)):
         return mx.zeros((), to_mlx_dtype(arg, f"result_type: argument {position}"))
     return arg
+
+
+# ----------------------------------------------------------------------------
+# Log-spaced ranges
+# ----------------------------------------------------------------------------
+
+
+def _spaced_exponents(start: Any, stop: Any, num: Any, endpoint: bool, axis: Any,
+                      fname: str) -> tuple[Any, int]:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (broadcast
+    arrays allowed; ``stop`` left out unless ``endpoint``) along a new axis,
+    rounded as jax.numpy.linspace rounds; and that axis."""
+    num = static_size(num, fname, "num")
+    start, stop = asarray(start), asarray(stop)
+    dtype = result_type(start, stop)
+    if not is_floating(dtype):
+        dtype = mx.float32
+    start, stop = lax.astype(start, dtype), lax.astype(stop, dtype)
+    bounds = tuple(np.broadcast_shapes(tuple(start.shape), tuple(stop.shape)))
+    axis = check_axis(static_int(axis, fname, "axis"), len(bounds) + 1, fname,
+                      of=f"the result's ndim {len(bounds) + 1}")
+    div = max(num - 1, 1) if endpoint else max(num, 1)
+    t = lax.reshape(mx.arange(num, dtype=dtype) / div, (num,) + (1,) * len(bounds))
+    out = lax.add(lax.multiply(start, 1 - t), lax.multiply(stop, t))
+    if endpoint and num > 1:  # the last value exactly stop
+        last = mx.arange(num).reshape((num,) + (1,) * len(bounds)) == num - 1
+        out = lax.where(last, lax.broadcast_to(stop, tuple(out.shape[1:])), out)
+    return out, axis
+
+
+def _to_axis(out: Any, axis: int) -> Any:
+    if axis == 0:
+        return out
+    perm = list(range(1, out.ndim))
+    perm.insert(axis, 0)
+    return lax.transpose(out, tuple(perm))
+
+
+def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
+             dtype: DTypeLike | None = None, axis: int = 0) -> Any:
+    """``base ** linspace(start, stop, num, endpoint)``: ``num`` values
+    spaced evenly on a log scale from ``base**start`` to ``base**stop``,
+    along a new ``axis`` when the bounds are arrays. Differentiable in the
+    bounds and ``base``.
+
+    >>> import ftorch.numpy as fnp
+    >>> fnp.logspace(0, 2, 3).tolist()
+    [1.0, 10.0, 100.0]
+    """
+    exponents, axis = _spaced_exponents(start, stop, num, endpoint, axis, "logspace")
+    base = asarray(base)
+    out = lax.power(lax.astype(base, exponents.dtype), exponents)
+    out = _to_axis(out, axis)
+    dtype = _dtype_or(dtype, None, "logspace")
+    return out if dtype is None else lax.astype(out, dtype)
+
+
+def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+              dtype: DTypeLike | None = None, axis: int = 0) -> Any:
+    """``num`` values in a geometric progression from ``start`` to ``stop``
+    (both nonzero and of one sign, else NaN, as in jax.numpy; ``stop`` left
+    out unless ``endpoint``), along a new ``axis`` when the bounds are arrays.
+
+    >>> import ftorch.numpy as fnp
+    >>> [round(v, 3) for v in fnp.geomspace(1, 1000, 4).tolist()]
+    [1.0, 10.0, 100.0, 1000.0]
+    """
+    start, stop = asarray(start), asarray(stop)
+    if isinstance(start, mx.array) and isinstance(stop, mx.array) and (
+            bool(mx.any(start == 0).item()) or bool(mx.any(stop == 0).item())):
+        raise ValueError("geomspace: start and stop must be nonzero")
+    kind = result_type(start, stop)
+    inexact = kind if is_floating(kind) else mx.float32
+    start, stop = lax.astype(start, inexact), lax.astype(stop, inexact)
+    sign = lax.sign(start)
+    exponents, axis = _spaced_exponents(lax.log10(lax.abs(start)), lax.log10(lax.abs(stop)),
+                                        num, endpoint, axis, "geomspace")
+    out = lax.multiply(sign, lax.power(lax.full((), 10.0, exponents.dtype), exponents))
+    # Bounds of different signs have no geometric progression between them.
+    out = lax.where(lax.equal(sign, lax.sign(stop)), out, mx.array(mx.nan, out.dtype))
+    out = _to_axis(out, axis)
+    dtype = _dtype_or(dtype, None, "geomspace")
+    return out if dtype is None else lax.astype(out, dtype)
+
+
+# ----------------------------------------------------------------------------
+# Arrays from buffers, iterables, strings and DLPack
+# ----------------------------------------------------------------------------
+
+
+def _numpy_dtype(dtype: Any, fname: str) -> np.dtype:
+    """``dtype`` as the NumPy dtype to read data in (Python's ``float``
+    reads doubles, as NumPy; the result is then canonicalized)."""
+    if dtype in (float, int, complex, bool):
+        return np.dtype(dtype)
+    try:
+        return np.dtype(str(to_mlx_dtype(dtype, f"{fname}: dtype")).split(".")[-1])
+    except TypeError:
+        raise TypeError(f"{fname}: unsupported dtype {dtype!r}") from None
+
+
+def _canonical(values: np.ndarray) -> mx.array:
+    """Values read by NumPy as an array of the dtypes arrays default to, as
+    jax.numpy without x64: 64-bit ints become 32-bit, doubles float32."""
+    if values.dtype in (np.int64, np.uint64):
+        values = values.astype(np.int32 if values.dtype == np.int64 else np.uint32)
+    return asarray(np.array(values, order="C"))
+
+
+def frombuffer(buffer: Any, dtype: DTypeLike = float, count: int = -1,
+               offset: int = 0) -> mx.array:
+    """A 1-D array of the values in ``buffer`` (bytes or any buffer),
+    read as ``dtype`` (doubles by default, then float32 as every float),
+    ``count`` of them (-1: all) from byte ``offset``, as ``numpy.frombuffer``.
+
+    >>> import ftorch.numpy as fnp
+    >>> fnp.frombuffer(b"\\x01\\x02", dtype="uint8").tolist()
+    [1, 2]
+    """
+    values = np.frombuffer(buffer, dtype=_numpy_dtype(dtype, "frombuffer"),
+                           count=static_int(count, "frombuffer", "count"),
+                           offset=static_int(offset, "frombuffer", "offset"))
+    return _canonical(values)
+
+
+def fromiter(iterable: Any, dtype: DTypeLike = float, count: int = -1) -> mx.array:
+    """A 1-D array of the values of ``iterable`` (``count`` of them, -1: all),
+    as ``numpy.fromiter`` (jax.numpy refuses it as impure under ``jit``;
+    here it runs eagerly).
+
+    >>> import ftorch.numpy as fnp
+    >>> fnp.fromiter(range(3), dtype=int).tolist()
+    [0, 1, 2]
+    """
+    return _canonical(np.fromiter(iterable, dtype=_numpy_dtype(dtype, "fromiter"),
+                               count=static_int(count, "fromiter", "count")))
+
+
+def fromstring(string: str, dtype: DTypeLike = float, count: int = -1, *,
+               sep: str) -> mx.array:
+    """A 1-D array of the numbers in the text ``string`` separated by
+    ``sep``, as ``numpy.fromstring`` in text mode.
+
+    >>> import ftorch.numpy as fnp
+    >>> fnp.fromstring("1, 2, 3", dtype=int, sep=",").tolist()
+    [1, 2, 3]
+    """
+    if not sep:
+        raise ValueError("fromstring: sep must be a non-empty separator; use frombuffer for "
+                         "binary data")
+    return _canonical(np.fromstring(string, dtype=_numpy_dtype(dtype, "fromstring"),
+                                 count=static_int(count, "fromstring", "count"), sep=sep))
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> mx.array:
+    """An array from an object supporting the DLPack protocol (a NumPy
+    array, a PyTorch tensor, ...), copied into an ``mx.array`` (MLX cannot
+    share the memory). ``device`` must be None; ``copy=False`` is refused.
+
+    >>> import ftorch.numpy as fnp, numpy as np
+    >>> fnp.from_dlpack(np.arange(3)).tolist()
+    [0, 1, 2]
+    """
+    if device is not None:
+        raise NotImplementedError("from_dlpack: device is not supported")
+    if copy is False:
+        raise ValueError("from_dlpack: MLX arrays cannot share a DLPack buffer; the data is "
+                         "always copied (pass copy=None or True)")
+    if isinstance(x, (mx.array, Tracer)):
+        return asarray(x)
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack: {type(x).__name__} does not support DLPack")
+    return _canonical(np.from_dlpack(x))

@@ -405,22 +405,23 @@ def _int_indices(indices: Any, fname: str) -> Any:
     return indices
 
 
-def take(x: Any, indices: Any, axis: int | None = None, mode: str | None = None,
-         fill_value: Any = None, unique_indices: bool = False,
-         indices_are_sorted: bool = False) -> Any:
-    """Elements of ``x`` at ``indices`` along ``axis`` (of the flattened ``x``
+def take(a: Any, indices: Any, axis: int | None = None, out: None = None,
+         mode: str | None = None, unique_indices: bool = False,
+         indices_are_sorted: bool = False, fill_value: Any = None) -> Any:
+    """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened ``a``
     when ``None``), as ``jax.numpy.take``.
 
-    Negative indices count from the end (they wrap once). ``mode`` says what
-    an index still outside the axis does: ``"fill"`` (the default) reads
-    ``fill_value`` (by default NaN for inexact dtypes, the most negative
-    value for signed integers, the largest for unsigned ones, True for
-    bool) and passes no gradient back; ``"clip"`` reads the nearest end of the
-    axis; ``"wrap"`` takes the index modulo the axis length;
+    Negative indices count from the end (they wrap once), except under
+    "clip". ``mode`` says what an index still outside the axis does:
+    ``"fill"`` (the default) reads ``fill_value`` (by default NaN for inexact
+    dtypes, the most negative value for signed integers, the largest for
+    unsigned ones, True for bool) and passes no gradient back; ``"clip"``
+    reads the nearest end of the axis (a negative index reads the start, as
+    in jax.numpy); ``"wrap"`` takes the index modulo the axis length;
     ``"promise_in_bounds"`` passes the indices to MLX unchanged, at no cost,
     and is undefined behaviour if one is out of range. ``unique_indices`` and
     ``indices_are_sorted`` are accepted for JAX compatibility and change
-    nothing.
+    nothing; ``out`` must be None (arrays are immutable).
 
     >>> import ftorch.numpy as fnp, mlx.core as mx
     >>> fnp.take(mx.array([[1, 2], [3, 4]]), [1, 1], axis=1).tolist()
@@ -429,10 +430,14 @@ def take(x: Any, indices: Any, axis: int | None = None, mode: str | None = None,
     >>> fnp.take(x, mx.array([-1, 3])).tolist()
     [3.0, nan]
     >>> fnp.take(x, mx.array([-1, 3]), mode="clip").tolist()
-    [3.0, 3.0]
+    [1.0, 3.0]
     """
+    if out is not None:
+        raise NotImplementedError(
+            "take: the 'out' argument is not supported (arrays are immutable); use the "
+            "returned array")
     mode = _check_mode(mode, "fill", _TAKE_MODES, "take")
-    x = _creation.asarray(x)
+    x = _creation.asarray(a)
     indices = _int_indices(indices, "take")
     if axis is None:
         x = _shape.reshape(x, (-1,))
@@ -440,12 +445,14 @@ def take(x: Any, indices: Any, axis: int | None = None, mode: str | None = None,
     else:
         (axis,) = normalize_axes(axis, x.ndim, "take")
     spec = tuple((0, d, 1) for d in x.shape[:axis]) + (ARRAY,)
-    if mode == "wrap":
-        n = x.shape[axis]  # an empty axis has nothing to wrap onto: clip raises there
+    n = x.shape[axis]
+    if mode == "wrap":  # an empty axis has nothing to wrap onto: clip raises there
         if n:
             indices, mode = _elementwise.remainder(indices, n), "promise_in_bounds"
         else:
             mode = "clip"
+    elif mode == "clip" and n:  # as jax.numpy.take: a negative index clips to 0
+        indices, mode = _elementwise.clip(indices, 0, n - 1), "promise_in_bounds"
     return _gather_indexed(x, spec, [indices], mode, fill_value, "take")
 
 
@@ -513,7 +520,7 @@ def put_along_axis(x: Any, indices: Any, values: Any, axis: int | None,
     broadcasts to the shape ``take_along_axis(x, indices, axis)`` has; with
     repeated indices one of the values lands (which one is unspecified).
 
-    Negative indices count from the end (they wrap once). ``mode`` says what
+    Negative indices count from the end (they wrap once) but under "clip". ``mode`` says what
     an index still outside the axis does, as for ``fnp.at(x)[idx].set``:
     ``"drop"`` (the default; ``"fill"`` is the same) skips that update, and
     its value gets no gradient; ``"clip"`` writes at the nearest end of the

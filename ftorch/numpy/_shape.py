@@ -25,6 +25,7 @@ import numpy as np
 import ftorch.primitives as lax
 from ftorch.api_util import check_axis
 from ftorch.core import Tracer
+from ftorch.lax import composites
 from ftorch.memory import check_fits
 from ftorch.numpy import _creation, _elementwise
 from ftorch.primitives.creation import static_int, static_shape
@@ -722,18 +723,7 @@ def tile(x: Any, reps: int | Sequence[int]) -> Any:
     shape = (1,) * (d - len(shape)) + shape
     reps = (1,) * (d - len(reps)) + reps
     check_fits(tuple(s * r for s, r in zip(shape, reps)), x.dtype, "tile")
-    # One broadcast of a view with a new length-1 axis before each tiled
-    # axis, then one reshape: a single copy, like MLX's own tile.
-    inner, wide, out = [], [], []
-    for r, s in zip(reps, shape):
-        if r != 1 and s != 1:
-            inner.append(1)
-            wide.append(r)
-        inner.append(s)
-        wide.append(s * r if s == 1 else s)
-        out.append(s * r)
-    x = lax.reshape(x, tuple(inner))
-    return lax.reshape(lax.broadcast_to(x, tuple(wide)), tuple(out))
+    return composites.tile(lax.reshape(x, shape), reps)
 
 
 def repeat(x: Any, repeats: int | Sequence[int], axis: int | None = None) -> Any:

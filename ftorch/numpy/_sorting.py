@@ -758,10 +758,22 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Sequence[Any] | None = No
     same = lax.equal(lo, hi)
     lo = lax.where(same, lax.subtract(lo, 0.5), lo)
     hi = lax.where(same, lax.add(hi, 0.5), hi)
-    # As numpy.linspace: start + i * step, and the last edge exactly hi.
-    iota = mx.arange(nbins + 1, dtype=dtype)
-    step = lax.divide(lax.subtract(hi, lo), float(nbins))
-    return lax.where(iota == nbins, hi, lax.add(lo, lax.multiply(iota, step)))
+    # As jax.numpy.linspace rounds: lo * (1 - t) + hi * t, with t = i / nbins.
+    t = mx.arange(nbins + 1, dtype=dtype) / nbins
+    return lax.add(lax.multiply(lo, 1 - t), lax.multiply(hi, t))
+
+
+def bin_indices(x: Any, edges: Any) -> Any:
+    """The bin of each value of the 1-D ``x`` among the bins between the
+    1-D ``edges``: half-open ``[e[i], e[i+1])`` but the last, which holds its
+    right edge; values outside (and NaNs) get the bin count, one past the end."""
+    nb = edges.shape[0] - 1
+    xv = lax.stop_gradient(lax.astype(x, edges.dtype))
+    e = lax.stop_gradient(edges)
+    idx = lax.subtract(searchsorted(e, xv, side="right"), 1)
+    idx = lax.where(lax.equal(xv, e[-1]), nb - 1, idx)
+    inside = lax.logical_and(lax.greater_equal(idx, 0), lax.less(idx, nb))
+    return lax.where(inside, idx, nb)
 
 
 def histogram(a: Any, bins: Any = 10, range: Sequence[Any] | None = None, weights: Any = None,
@@ -793,12 +805,7 @@ def histogram(a: Any, bins: Any = 10, range: Sequence[Any] | None = None, weight
         wd = _creation.result_type(w, dtype)
         dtype = wd if is_floating(wd) else mx.float32
         w = lax.astype(w, dtype)
-    xv = lax.stop_gradient(lax.astype(x, edges.dtype))
-    e = lax.stop_gradient(edges)
-    idx = lax.subtract(searchsorted(e, xv, side="right"), 1)
-    idx = lax.where(lax.equal(xv, e[-1]), nb - 1, idx)
-    inside = lax.logical_and(lax.greater_equal(idx, 0), lax.less(idx, nb))
-    idx = lax.where(inside, idx, nb)  # past the end: dropped
+    idx = bin_indices(x, edges)
     hist = _indexing.at(lax.zeros((nb,), dtype))[idx].add(w, mode="drop")
     if density:
         widths = lax.subtract(edges[1:], edges[:-1])

@@ -24,17 +24,21 @@ import mlx.core as mx
 import ftorch.primitives as lax
 from ftorch.api_util import check_axis
 from ftorch.core import aval_of, is_floating
+from ftorch.numpy import _elementwise, _linalg, _reduction, _shape
 from ftorch.numpy._creation import asarray
 from ftorch.numpy._linalg import broadcast_batch, cast, inexact_dtype, square_matrices
 from ftorch.numpy._linalg import cross as _cross
 from ftorch.numpy._linalg_orthogonal import *  # noqa: F403
 from ftorch.numpy._linalg_orthogonal import __all__ as _orthogonal_names
+from ftorch.numpy._linalg_orthogonal import _matrices, svd
+from ftorch.primitives import matrix_functions
 from ftorch.primitives.reduction import normalize_axes
 
 __all__ = [
     "cholesky", "solve", "inv", "det", "slogdet", "SlogdetResult", "matrix_power",
     "multi_dot", "cross", "norm", "vector_norm", "matrix_norm", "tensorsolve", "tensorinv",
-    *_orthogonal_names,
+    "cond", "diagonal", "eig", "eigvals", "EigResult", "matmul", "matrix_transpose", "outer",
+    "svdvals", "tensordot", "trace", "vecdot", *_orthogonal_names,
 ]
 
 
@@ -527,3 +531,204 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: int | str = "fro") ->
         raise ValueError(
             f"matrix_norm: x must have at least 2 dimensions; got shape {tuple(aval_of(x).shape)}")
     return _matrix_norm("matrix_norm", x, (nd - 2, nd - 1), keepdims, ord)
+
+
+# ----------------------------------------------------------------------------
+# The Array API's linalg names and the general eigenproblem
+# ----------------------------------------------------------------------------
+
+
+def _at_least_2d(x: Any, fname: str) -> Any:
+    x = asarray(x)
+    if aval_of(x).ndim < 2:
+        raise ValueError(f"{fname}: x must have at least 2 dimensions; got shape "
+                         f"{tuple(aval_of(x).shape)}")
+    return x
+
+
+def _computed_in(x1: Any, x2: Any, preferred_element_type: Any) -> tuple[Any, Any]:
+    """The operands cast to ``preferred_element_type`` when it is given
+    (``precision`` is XLA's and has no MLX counterpart)."""
+    if preferred_element_type is None:
+        return x1, x2
+    return asarray(x1, preferred_element_type), asarray(x2, preferred_element_type)
+
+
+def matmul(x1: Any, x2: Any, /, *, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
+    """``ftorch.numpy.matmul``, as ``jax.numpy.linalg.matmul`` (the Array
+    API's name); ``precision`` is accepted and ignored, and the product is
+    computed in ``preferred_element_type`` when given.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.linalg.matmul(mx.ones((2, 3)), mx.ones(3)).tolist()
+    [3.0, 3.0]
+    """
+    return _linalg.matmul(*_computed_in(x1, x2, preferred_element_type))
+
+
+def tensordot(x1: Any, x2: Any, /, *, axes: int | tuple = 2, precision: Any = None,
+              preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
+    """``ftorch.numpy.tensordot`` with keyword ``axes``, as
+    ``jax.numpy.linalg.tensordot``; ``precision`` and ``out_sharding`` are
+    accepted and ignored.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.linalg.tensordot(mx.ones((2, 3)), mx.ones((3, 4)), axes=1).shape
+    (2, 4)
+    """
+    return _linalg.tensordot(*_computed_in(x1, x2, preferred_element_type), axes)
+
+
+def outer(x1: Any, x2: Any, /) -> Any:
+    """The outer product of the vectors ``x1`` (m,) and ``x2`` (n,), (m, n),
+    as ``jax.numpy.linalg.outer`` (1-d operands only, unlike
+    ``ftorch.numpy.outer``, which flattens).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.linalg.outer(mx.array([1, 2]), mx.array([3, 4])).tolist()
+    [[3, 4], [6, 8]]
+    """
+    x1, x2 = asarray(x1), asarray(x2)
+    for name, x in (("x1", x1), ("x2", x2)):
+        if aval_of(x).ndim != 1:
+            raise ValueError(f"outer: {name} must be 1-d; got shape {tuple(aval_of(x).shape)}")
+    return _linalg.outer(x1, x2)
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
+    """The dot products ``sum(conj(x1) * x2)`` along ``axis`` of the
+    broadcast operands, as ``jax.numpy.linalg.vecdot``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.linalg.vecdot(mx.ones((2, 3)), mx.array([1.0, 2.0, 3.0])).tolist()
+    [6.0, 6.0]
+    """
+    x1, x2 = _computed_in(asarray(x1), asarray(x2), preferred_element_type)
+    s1, s2 = tuple(aval_of(x1).shape), tuple(aval_of(x2).shape)
+    try:
+        shape = tuple(mx.broadcast_shapes(s1, s2))
+    except ValueError:
+        raise ValueError(f"vecdot: shapes of x1 {s1} and x2 {s2} do not broadcast") from None
+    ax = check_axis(axis, len(shape), "vecdot", of=f"the broadcast shape {shape}")
+    for name, s in (("x1", s1), ("x2", s2)):
+        own = ax - (len(shape) - len(s))
+        if own < 0 or s[own] != shape[ax]:
+            raise ValueError(f"vecdot: {name} of shape {s} must have size {shape[ax]} along "
+                             f"axis {axis} (no broadcasting along the contracted axis)")
+    return _reduction.sum(_elementwise.conj(x1) * x2, axis=ax)
+
+
+def matrix_transpose(x: Any, /) -> Any:
+    """``x`` with its last two axes swapped, as
+    ``jax.numpy.linalg.matrix_transpose`` (at least 2-d).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.linalg.matrix_transpose(mx.ones((4, 2, 3))).shape
+    (4, 3, 2)
+    """
+    return _mT(_at_least_2d(x, "matrix_transpose"))
+
+
+def diagonal(x: Any, /, *, offset: int = 0) -> Any:
+    """The diagonals (..., k) of the matrices in ``x``'s last two axes
+    (``offset`` above the main one, below when negative), as
+    ``jax.numpy.linalg.diagonal``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.linalg.diagonal(mx.array([[1, 2], [3, 4]]), offset=1).tolist()
+    [2]
+    """
+    return _shape.diagonal(_at_least_2d(x, "diagonal"), offset, -2, -1)
+
+
+def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
+    """The traces (...) of the matrices in ``x``'s last two axes (``offset``
+    as in ``diagonal``), as ``jax.numpy.linalg.trace``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.linalg.trace(mx.ones((2, 3, 3))).tolist()
+    [3.0, 3.0]
+    """
+    return _reduction.trace(_at_least_2d(x, "trace"), offset, -2, -1, dtype)
+
+
+def svdvals(x: Any, /) -> Any:
+    """The singular values (..., k), descending, of the matrices ``x``
+    (..., m, n), as ``jax.numpy.linalg.svdvals``; differentiable (see
+    ``svd``).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.linalg.svdvals(mx.array([[3.0, 0.0], [0.0, -4.0]])).tolist()
+    [4.0, 3.0]
+    """
+    return svd(x, compute_uv=False)
+
+
+def cond(x: Any, p: Any = None) -> Any:
+    """The condition numbers of the matrices ``x`` (..., m, n) in the norm
+    ``p``, as ``jax.numpy.linalg.cond``: ``p`` None, 2 or -2 from the
+    singular values (``s_max / s_min``, or its inverse), any other matrix
+    norm of ``norm`` as ``norm(x, p) * norm(inv(x), p)`` (square ``x``
+    only). ``inf`` where ``x`` is singular.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.linalg.cond(mx.array([[1.0, 0.0], [0.0, 4.0]])).item()
+    4.0
+    """
+    x = _at_least_2d(x, "cond")
+    nd = aval_of(x).ndim
+    if p is None or (not isinstance(p, str) and p in (2, -2)):
+        s = svdvals(x)
+        big, small = _reduction.max(s, axis=-1), _reduction.min(s, axis=-1)
+        ratio = big / small if p != -2 else small / big
+        return lax.where(lax.equal(small, 0.0), math.inf if p != -2 else 0.0, ratio)
+    x = square_matrices(x, "cond", "x")
+    inverse = inv(x)
+    out = norm(x, ord=p, axis=(nd - 2, nd - 1)) * norm(inverse, ord=p, axis=(nd - 2, nd - 1))
+    singular = _reduction.any(_elementwise.logical_not(_elementwise.isfinite(inverse)),
+                               axis=(-2, -1))
+    return lax.where(singular, math.inf, out)
+
+
+class EigResult(NamedTuple):
+    """What ``eig`` returns: complex eigenvalues and eigenvectors (columns)."""
+
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+def eig(a: Any) -> EigResult:
+    """The eigenvalues (..., n) and unit eigenvectors (columns of (..., n, n))
+    of the real square matrices ``a``, complex64, as
+    ``jax.numpy.linalg.eig``: MLX's LAPACK ``geev`` on the CPU stream, in
+    float32 (float64 input is computed in float32: MLX's eig returns
+    complex64 only). Eigenvectors are not differentiable (as JAX's, by
+    default); the eigenvalues are (``eigvals``).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.linalg.eig(mx.array([[0.0, 1.0], [-1.0, 0.0]])).eigenvalues.tolist()
+    [1j, -1j]
+    """
+    x = _eig_input(a, "eig")
+    w, v = matrix_functions.eig(x)
+    return EigResult(w, v)
+
+
+def eigvals(a: Any) -> Any:
+    """The eigenvalues (..., n), complex64, of the real square matrices
+    ``a``, as ``jax.numpy.linalg.eigvals`` (LAPACK on the CPU stream, in
+    float32). Differentiable where they are distinct:
+    ``dw = diag(V^-1 da V)``.
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.linalg.eigvals(mx.array([[2.0, 0.0], [0.0, 3.0]])).tolist()
+    [(2+0j), (3+0j)]
+    """
+    return matrix_functions.eig(_eig_input(a, "eigvals"), vectors=False)[0]
+
+
+def _eig_input(a: Any, fname: str) -> Any:
+    x, _ = _matrices(a, fname, "a", square=True)
+    return x if aval_of(x).dtype == mx.float32 else lax.astype(x, mx.float32)

@@ -27,8 +27,9 @@ from typing import Any
 # Every family, in the order their names are looked up.
 FAMILIES = (
     "creation", "elementwise", "reduction", "shape", "indexing", "linalg", "barrier", "conv",
-    "decompositions", "orthogonal", "sorting", "fourier", "special", "activations", "sampling",
-    "slicing", "parallel", "conditionals", "loops", "associative", "distributed",
+    "decompositions", "orthogonal", "matrix_functions", "sorting", "fourier", "special",
+    "activations", "sampling", "slicing", "parallel", "conditionals", "loops", "associative",
+    "distributed", "bits", "solves", "callback",
 )
 
 

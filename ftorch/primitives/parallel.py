@@ -1,6 +1,7 @@
 """Collectives across named ``vmap`` axes, as ``jax.lax``'s: ``psum``,
-``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``psum_scatter`` and
-``axis_index``.
+``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``psum_scatter``,
+``axis_index`` and ``axis_size``, and the exchanges built on ``all_gather``:
+``ppermute``, ``pshuffle``, ``all_to_all`` and ``pswapaxes``.
 
 Inside ``ft.vmap(f, axis_name="i")``, ``psum(x, "i")`` is the sum of ``x``
 over all the examples, and every example sees it (the result does not vary
@@ -51,7 +52,8 @@ from ftorch.core import ShapeDtypeStruct, Tracer, aval_of, is_inexact
 from ftorch.primitives._rules import linear, move_bdim, nondifferentiable, shape_of
 from ftorch.transforms.vmap import AxisPrimitive, axis_main
 
-__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "axis_index"]
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "axis_index",
+           "axis_size", "ppermute", "pshuffle", "all_to_all", "pswapaxes"]
 
 AxisName = Hashable | tuple[Hashable, ...]
 
@@ -568,3 +570,142 @@ def axis_index(axis_name: AxisName) -> Any:
         # The sizes as psums, so that a staged (jitted) index follows the axis size.
         out = index if out is None else lax.add(lax.multiply(out, psum(1, n)), index)
     return out
+
+
+# ----------------------------------------------------------------------------
+# axis_size, and the permutations built on all_gather: ppermute, pshuffle,
+# all_to_all, pswapaxes. Each example gathers every example's operand and
+# picks its part, so derivatives flow through all_gather's transpose.
+# ----------------------------------------------------------------------------
+
+
+def axis_size(axis_name: AxisName) -> int:
+    """The number of examples along the vmap axis ``axis_name`` (for a
+    tuple of names, the product), a Python int, as ``jax.lax.axis_size``.
+
+    >>> import ftorch as ft, ftorch.lax as lax, mlx.core as mx
+    >>> ft.vmap(lambda x: x * lax.axis_size("i"), axis_name="i")(mx.ones(3)).tolist()
+    [3.0, 3.0, 3.0]
+    """
+    return math.prod(_size(n, "axis_size") for n in _names(axis_name, "axis_size"))
+
+
+def _pick_from(x: Any, axis_name: AxisName, sources: list[int], fname: str) -> Any:
+    """Each example's result: the operand of example ``sources[k]`` for
+    example ``k``, zeros where that is -1."""
+    table = mx.array(sources, dtype=mx.int32)
+    index = axis_index(axis_name)
+    source = lax.dynamic_index_in_dim(table, index, 0, keepdims=False)
+
+    def pick(leaf):
+        gathered = all_gather(_operand(leaf, fname), axis_name)
+        out = lax.dynamic_index_in_dim(gathered, lax.maximum(source, 0), 0, keepdims=False)
+        if -1 in sources:
+            out = lax.where(lax.greater_equal(source, 0), out, lax.zeros_like(out))
+        return out
+
+    return tree.map(pick, x)
+
+
+def ppermute(x: Any, axis_name: AxisName, perm: Any) -> Any:
+    """Each example's ``x`` (a pytree of arrays) sent to another: for each
+    ``(source, destination)`` pair of ``perm`` (each index at most once on
+    each side), example ``destination`` gets example ``source``'s ``x``, and
+    an example no pair sends to gets zeros, as ``jax.lax.ppermute``.
+
+    >>> import ftorch as ft, ftorch.lax as lax, mlx.core as mx
+    >>> shift = lambda x: lax.ppermute(x, "i", [(0, 1), (1, 2), (2, 0)])
+    >>> ft.vmap(shift, axis_name="i")(mx.array([1.0, 2.0, 3.0])).tolist()
+    [3.0, 1.0, 2.0]
+    """
+    n = axis_size(axis_name)
+    sources = [-1] * n
+    try:
+        pairs = [(int(s), int(d)) for s, d in perm]
+    except (TypeError, ValueError):
+        raise TypeError(f"ppermute: perm must be a sequence of (source, destination) pairs, "
+                        f"got {perm!r}") from None
+    srcs, dsts = [s for s, _ in pairs], [d for _, d in pairs]
+    if (len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts)
+            or any(not 0 <= i < n for i in srcs + dsts)):
+        raise ValueError(f"ppermute: perm must name each example of the axis {axis_name!r} "
+                         f"(size {n}) at most once as a source and once as a destination, "
+                         f"got {perm!r}")
+    for s, d in pairs:
+        sources[d] = s
+    return _pick_from(x, axis_name, sources, "ppermute")
+
+
+def pshuffle(x: Any, axis_name: AxisName, perm: Any) -> Any:
+    """Example ``k`` gets example ``perm[k]``'s ``x`` (``perm`` a
+    permutation of the axis), as ``jax.lax.pshuffle``.
+
+    >>> import ftorch as ft, ftorch.lax as lax, mlx.core as mx
+    >>> f = lambda x: lax.pshuffle(x, "i", [1, 2, 0])
+    >>> ft.vmap(f, axis_name="i")(mx.array([1.0, 2.0, 3.0])).tolist()
+    [2.0, 3.0, 1.0]
+    """
+    n = axis_size(axis_name)
+    sources = [int(p) for p in perm]
+    if sorted(sources) != list(range(n)):
+        raise ValueError(f"pshuffle: perm must be a permutation of range({n}) (the size of "
+                         f"the axis {axis_name!r}), got {perm!r}")
+    return _pick_from(x, axis_name, sources, "pshuffle")
+
+
+def all_to_all(x: Any, axis_name: AxisName, split_axis: int, concat_axis: int, *,
+               axis_index_groups: None = None, tiled: bool = False) -> Any:
+    """Every example's ``x`` split along ``split_axis`` into one chunk per
+    example, chunk ``k`` going to example ``k``, which joins the chunks it
+    receives (in the senders' order) along ``concat_axis``, as
+    ``jax.lax.all_to_all``. Untiled, ``split_axis`` has the axis size and
+    is removed, and the received chunks are stacked along a new
+    ``concat_axis``; ``tiled=True`` splits ``split_axis`` into equal blocks
+    and concatenates them along the existing ``concat_axis``.
+
+    >>> import ftorch as ft, ftorch.lax as lax, mlx.core as mx
+    >>> f = lambda x: lax.all_to_all(x, "i", 0, 0)
+    >>> ft.vmap(f, axis_name="i")(mx.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+    [[1.0, 3.0], [2.0, 4.0]]
+    """
+    fname = "all_to_all"
+    _no_groups(axis_index_groups, fname)
+    n = axis_size(axis_name)
+    index = axis_index(axis_name)
+
+    def exchange(leaf):
+        leaf = _operand(leaf, fname)
+        shape = shape_of(leaf)
+        split = check_axis(split_axis, len(shape), fname, "split_axis",
+                           of=f"an operand of shape {shape}")
+        rank = len(shape) if tiled else len(shape) - 1  # where concat_axis points
+        concat = check_axis(concat_axis, rank + (0 if tiled else 1), fname, "concat_axis",
+                            of=f"the result of ndim {rank + (0 if tiled else 1)}")
+        if shape[split] % n if tiled else shape[split] != n:
+            raise ValueError(
+                f"{fname}: split_axis {split_axis} of the operand of shape {shape} has length "
+                f"{shape[split]}, which must be " + ("a multiple of" if tiled else "equal to")
+                + f" the size {n} of the axis {axis_name!r}")
+        gathered = all_gather(leaf, axis_name)  # (senders, *shape)
+        if not tiled:
+            mine = lax.dynamic_index_in_dim(gathered, index, split + 1, keepdims=False)
+            return lax.moveaxis(mine, 0, concat)
+        blocks = _unmerge(gathered, split + 1, n)  # (senders, ..., n, block, ...)
+        mine = lax.dynamic_index_in_dim(blocks, index, split + 1, keepdims=False)
+        return _merge(lax.moveaxis(mine, 0, concat), concat)
+
+    return tree.map(exchange, x)
+
+
+def pswapaxes(x: Any, axis_name: AxisName, axis: int, *,
+              axis_index_groups: None = None) -> Any:
+    """The vmap axis ``axis_name`` and the operand's ``axis`` (of the same
+    size) swapped: ``all_to_all(x, axis_name, axis, axis)``, as
+    ``jax.lax.pswapaxes``.
+
+    >>> import ftorch as ft, ftorch.lax as lax, mlx.core as mx
+    >>> f = lambda x: lax.pswapaxes(x, "i", 0)
+    >>> ft.vmap(f, axis_name="i")(mx.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+    [[1.0, 3.0], [2.0, 4.0]]
+    """
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -164,6 +165,8 @@ def jit(
     lanes, from_lane, call = cache.lanes, cache.from_lane, cache.call
 
     def jitted(*args, **kwargs):
+        if config.disable_jit:
+            return f(*args, **kwargs)
         flat = None
         if lanes and not core._stack:  # a compiled signature's call: checked in C++
             result, flat = from_lane(args, kwargs)
@@ -172,11 +175,29 @@ def jit(
         return call(args, kwargs, flat)
 
     cache.jitted = jitted
+    _CACHES.add(cache)
     jitted.trace_count = 0
     jitted.cache_size = cache.size
     jitted.clear_cache = cache.clear
     functools.update_wrapper(jitted, f)
     return jitted
+
+
+# Every jitted function's cache, for clear_caches.
+_CACHES: weakref.WeakSet = weakref.WeakSet()
+
+
+def clear_caches() -> None:
+    """Drop every jitted function's staged graphs and compiled executables
+    (each traces again at its next call), as ``jax.clear_caches``.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> f = ft.jit(lambda x: x + 1)
+    >>> _ = f(mx.ones(2)); ft.clear_caches(); f.cache_size()
+    0
+    """
+    for cache in list(_CACHES):
+        cache.clear()
 
 
 class _Arguments:
