@@ -1,5 +1,6 @@
 """Rule cases for the special-function primitives (lgamma, digamma,
-polygamma, bessel_i0e, bessel_i1e, erfc, log_ndtr, ndtri, sinc) and the
+polygamma, bessel_i0e, bessel_i1e, erfc, log_ndtr, ndtri, sinc, igamma,
+igammac, igamma_grad_a, random_gamma_grad, betainc) and the
 public functions of ftorch.scipy.special / ftorch.scipy.stats.norm built on
 them, on domains where finite differences are valid (away from poles and
 from the kink of ``|x|`` at 0)."""
@@ -69,5 +70,19 @@ CASES = [
          name="log_expit", **NOISY),
     Case("exp", lambda a, b: fss.logsumexp(a, axis=-1, b=b),
          st.tuples(floats((2, 3)), floats((2, 3), 0.5, 2.0)), name="logsumexp[b]", **NOISY),
+    # Differentiable in a once (igamma_grad_a has no derivative in a, as JAX):
+    # the second-order check runs on the x-only cases.
+    Case("igamma", lax.igamma, broadcastable(2, 0.3, 15.0), second_order=False, name="igamma"),
+    Case("igamma", fss.gammainc, broadcastable(2, 22.0, 40.0), second_order=False,
+         name="gammainc[temme]"),
+    Case("igamma", lambda x: lax.igamma(2.5, x), unary(0.2, 10.0), name="igamma[x]"),
+    Case("igammac", lax.igammac, broadcastable(2, 0.3, 15.0), second_order=False,
+         name="igammac"),
+    Case("igammac", lambda x: fss.gammaincc(0.4, x), unary(0.2, 3.0), name="gammaincc[x]"),
+    Case("igamma_grad_a", lambda x: lax.igamma_grad_a(3.5, x), unary(0.2, 10.0),
+         name="igamma_grad_a"),
+    Case("random_gamma_grad", lambda x: lax.random_gamma_grad(1.5, x), unary(0.2, 6.0),
+         name="random_gamma_grad"),
+    Case("betainc", lambda x: lax.betainc(2.0, 3.5, x), unary(0.05, 0.95), name="betainc"),
+    Case("betainc", lambda x: fss.betainc(0.7, 25.0, x), unary(0.01, 0.3), name="betainc[swap]"),
 ]
-
