@@ -54,7 +54,9 @@ from ftorch.primitives.sampling import (
 __all__ = [
     "key", "PRNGKey", "split", "fold_in", "bits", "uniform", "normal", "bernoulli", "randint",
     "gumbel", "categorical", "truncated_normal", "exponential", "permutation", "choice",
-    "multivariate_normal",
+    "multivariate_normal", "clone", "key_data", "wrap_key_data", "key_impl", "cauchy",
+    "laplace", "logistic", "lognormal", "maxwell", "double_sided_maxwell", "pareto", "rademacher",
+    "rayleigh", "triangular", "wald", "weibull_min", "geometric", "orthogonal",
 ]
 
 
@@ -535,3 +537,337 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | No
         factor = fnp.linalg.cholesky(cov)
     draw = fnp.matmul(fnp.astype(factor, dtype), fnp.expand_dims(z, -1))[..., 0]
     return fnp.add(draw, mean)
+
+
+# ----------------------------------------------------------------------------
+# More distributions, as jax.random's: transforms of the draws above, and the
+# gamma, Poisson and binomial samplers of ftorch.primitives.sampling.
+# ----------------------------------------------------------------------------
+
+
+def _float_params(fname: str, dtype: mx.Dtype, **params: Any) -> list[Any]:
+    """The parameters as arrays of ``dtype`` (Python numbers and integer
+    arrays converted; floating arrays cast), in order."""
+    out = []
+    for name, value in params.items():
+        if isinstance(value, (str, bytes)) or value is None:
+            raise TypeError(f"{fname}: {name} must be a number or an array, got {value!r}")
+        out.append(fnp.asarray(value, dtype))
+    return out
+
+
+def _param_shape(shape: Any, dtype: mx.Dtype, fname: str, **params: Any) -> tuple[int, ...]:
+    """``shape`` checked against the parameters (as ``_sample_shape``), or
+    their broadcast shape when ``shape`` is None."""
+    if shape is None:
+        try:
+            shape = tuple(mx.broadcast_shapes(*[_shape_of(v) for v in params.values()]))
+        except ValueError:
+            shapes = ", ".join(f"{k} {_shape_of(v)}" for k, v in params.items())
+            raise ValueError(f"{fname}: the shapes of the parameters do not broadcast: "
+                             f"{shapes}") from None
+    return _sample_shape(shape, dtype, fname, **params)
+
+
+def _open_uniform(key: Any, shape: tuple[int, ...], dtype: mx.Dtype, fname: str) -> Any:
+    """Uniforms in (0, 1): no 0, whose logarithm would be ``-inf``."""
+    tiny = float(np.finfo(np.dtype(str(dtype).split(".")[-1])).tiny)
+    return _uniform(key, shape, dtype, tiny, 1.0, fname)
+
+
+def clone(key: Any) -> Any:
+    """``key`` itself: ftorch's keys are arrays, never consumed, so a copy is
+    the same key (``jax.random.clone`` matters only for JAX's typed keys).
+
+    >>> import ftorch.random as random
+    >>> random.clone(random.key(3)).tolist()
+    [0, 3]
+    """
+    return _check_key(key, "clone")
+
+
+def _check_key_batch(keys: Any, fname: str) -> Any:
+    if isinstance(keys, np.ndarray):
+        keys = mx.array(keys)
+    if not isinstance(keys, (mx.array, Tracer)):
+        raise TypeError(f"{fname}: expected key data, a uint32 array of shape (..., 2), got "
+                        f"{type(keys).__name__}")
+    a = aval_of(keys)
+    if a.dtype != mx.uint32 or len(a.shape) < 1 or a.shape[-1] != 2:
+        raise TypeError(f"{fname}: expected key data, a uint32 array of shape (..., 2), got "
+                        f"{format_aval(a)}")
+    return keys
+
+
+def key_data(keys: Any) -> Any:
+    """The raw uint32 words of ``keys`` (shape ``(..., 2)``): ftorch's keys
+    already are their data, as JAX's legacy ``PRNGKey`` arrays, so this
+    checks and returns them.
+
+    >>> import ftorch.random as random
+    >>> random.key_data(random.key(5)).tolist()
+    [0, 5]
+    """
+    return _check_key_batch(keys, "key_data")
+
+
+def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> Any:
+    """Keys from raw uint32 words (shape ``(..., 2)``): the identity on
+    ftorch's keys, after checking them. ``impl`` may only name ftorch's one
+    implementation, ``"threefry2x32"``.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> random.wrap_key_data(mx.array([0, 5], dtype=mx.uint32)).tolist()
+    [0, 5]
+    """
+    if impl is not None and str(impl) != _KEY_IMPL:
+        raise ValueError(f"wrap_key_data: impl must be {_KEY_IMPL!r} (ftorch's only key "
+                         f"implementation), got {impl!r}")
+    return _check_key_batch(key_bits_array, "wrap_key_data")
+
+
+_KEY_IMPL = "threefry2x32"
+
+
+def key_impl(keys: Any) -> str:
+    """The name of the keys' random bit generator: always
+    ``"threefry2x32"``, MLX's (and JAX's default).
+
+    >>> import ftorch.random as random
+    >>> random.key_impl(random.key(0))
+    'threefry2x32'
+    """
+    _check_key_batch(keys, "key_impl")
+    return _KEY_IMPL
+
+
+def cauchy(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.float32) -> Any:
+    """Standard Cauchy samples, ``tan(pi (u - 1/2))`` of uniform ``u`` in (0, 1).
+
+    >>> import ftorch.random as random
+    >>> random.cauchy(random.key(0), (3,)).shape
+    (3,)
+    """
+    dtype = _float_dtype(dtype, "cauchy")
+    u = _open_uniform(key, _sample_shape(shape, dtype, "cauchy"), dtype, "cauchy")
+    return lax.tan(lax.multiply(lax.subtract(u, 0.5), math.pi))
+
+
+def laplace(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.float32) -> Any:
+    """Standard Laplace samples: ``-sign(u) log1p(-|u|)`` of uniform ``u`` in (-1, 1).
+
+    >>> import ftorch.random as random
+    >>> random.laplace(random.key(0), (3,)).shape
+    (3,)
+    """
+    dtype = _float_dtype(dtype, "laplace")
+    shape = _sample_shape(shape, dtype, "laplace")
+    low = float(np.nextafter(np.float32(-1.0), np.float32(0.0)))
+    u = _uniform(key, shape, dtype, low, 1.0, "laplace")
+    return lax.negative(lax.multiply(lax.sign(u), lax.log1p(lax.negative(lax.abs(u)))))
+
+
+def logistic(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.float32) -> Any:
+    """Standard logistic samples, ``log(u / (1 - u))`` of uniform ``u`` in (0, 1).
+
+    >>> import ftorch.random as random
+    >>> random.logistic(random.key(0), (3,)).shape
+    (3,)
+    """
+    dtype = _float_dtype(dtype, "logistic")
+    u = _open_uniform(key, _sample_shape(shape, dtype, "logistic"), dtype, "logistic")
+    return lax.subtract(lax.log(u), lax.log1p(lax.negative(u)))
+
+
+def lognormal(key: Any, sigma: Any = 1.0, shape: Sequence[int] | None = None,
+              dtype: DTypeLike = mx.float32) -> Any:
+    """Log-normal samples, ``exp(sigma z)`` of standard normal ``z``
+    (differentiable in ``sigma``).
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> bool(mx.all(random.lognormal(random.key(0), 0.5, (100,)) > 0))
+    True
+    """
+    dtype = _float_dtype(dtype, "lognormal")
+    (sigma,) = _float_params("lognormal", dtype, sigma=sigma)
+    shape = _param_shape(shape, dtype, "lognormal", sigma=sigma)
+    return lax.exp(lax.multiply(normal(key, shape, dtype), sigma))
+
+
+def maxwell(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.float32) -> Any:
+    """Maxwell samples: the length of a vector of three standard normals.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> bool(mx.all(random.maxwell(random.key(0), (100,)) > 0))
+    True
+    """
+    dtype = _float_dtype(dtype, "maxwell")
+    shape = _sample_shape(shape, dtype, "maxwell")
+    z = normal(key, (*shape, 3), dtype)
+    return fnp.linalg.norm(z, axis=-1)
+
+
+def double_sided_maxwell(key: Any, loc: Any, scale: Any, shape: Sequence[int] = (),
+                         dtype: DTypeLike = mx.float32) -> Any:
+    """Double-sided Maxwell samples: ``loc + scale * s * m`` with ``m`` a
+    Maxwell sample and ``s`` a random sign (differentiable in ``loc`` and
+    ``scale``).
+
+    >>> import ftorch.random as random
+    >>> random.double_sided_maxwell(random.key(0), 0.0, 1.0, (3,)).shape
+    (3,)
+    """
+    dtype = _float_dtype(dtype, "double_sided_maxwell")
+    loc, scale = _float_params("double_sided_maxwell", dtype, loc=loc, scale=scale)
+    shape = _sample_shape(shape, dtype, "double_sided_maxwell", loc=loc, scale=scale)
+    maxwell_key, sign_key = split(key)
+    signed = lax.multiply(maxwell(maxwell_key, shape, dtype),
+                          lax.astype(rademacher(sign_key, shape), dtype))
+    return lax.add(lax.multiply(signed, scale), loc)
+
+
+def pareto(key: Any, b: Any, shape: Sequence[int] | None = None,
+           dtype: DTypeLike = mx.float32) -> Any:
+    """Pareto samples of shape ``b`` (support ``x >= 1``): ``exp(e / b)`` of a
+    standard exponential ``e`` (differentiable in ``b``).
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> bool(mx.all(random.pareto(random.key(0), 2.0, (100,)) >= 1))
+    True
+    """
+    dtype = _float_dtype(dtype, "pareto")
+    (b,) = _float_params("pareto", dtype, b=b)
+    shape = _param_shape(shape, dtype, "pareto", b=b)
+    return lax.exp(lax.divide(exponential(key, shape, dtype), b))
+
+
+def rademacher(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.int32) -> Any:
+    """Random signs, -1 or 1 with equal probability, as ``dtype`` (int32 by default).
+
+    >>> import ftorch.random as random
+    >>> sorted(set(random.rademacher(random.key(0), (50,)).tolist()))
+    [-1, 1]
+    """
+    dtype = to_mlx_dtype(dtype, "rademacher: dtype")
+    shape = _sample_shape(shape, dtype, "rademacher")
+    heads = bernoulli(key, 0.5, shape)
+    return lax.astype(lax.subtract(lax.multiply(lax.astype(heads, mx.int32), 2), 1), dtype)
+
+
+def rayleigh(key: Any, scale: Any, shape: Sequence[int] | None = None,
+             dtype: DTypeLike = mx.float32) -> Any:
+    """Rayleigh samples, ``scale sqrt(-2 log u)`` of uniform ``u`` in (0, 1)
+    (differentiable in ``scale``).
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> bool(mx.all(random.rayleigh(random.key(0), 2.0, (100,)) > 0))
+    True
+    """
+    dtype = _float_dtype(dtype, "rayleigh")
+    (scale,) = _float_params("rayleigh", dtype, scale=scale)
+    shape = _param_shape(shape, dtype, "rayleigh", scale=scale)
+    u = _open_uniform(key, shape, dtype, "rayleigh")
+    return lax.multiply(lax.sqrt(lax.multiply(lax.log(u), -2.0)), scale)
+
+
+def triangular(key: Any, left: Any, mode: Any, right: Any, shape: Sequence[int] | None = None,
+               dtype: DTypeLike = mx.float32) -> Any:
+    """Triangular samples on ``[left, right]`` peaking at ``mode``, by
+    inverting the distribution function (differentiable in the three).
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> x = random.triangular(random.key(0), 0.0, 1.0, 3.0, (100,))
+    >>> bool(mx.all((x >= 0) & (x <= 3)))
+    True
+    """
+    dtype = _float_dtype(dtype, "triangular")
+    left, mode, right = _float_params("triangular", dtype, left=left, mode=mode, right=right)
+    shape = _param_shape(shape, dtype, "triangular", left=left, mode=mode, right=right)
+    u = _uniform(key, shape, dtype, 0.0, 1.0, "triangular")
+    width = fnp.subtract(right, left)
+    split_at = (mode - left) / width  # the distribution function at the mode
+    below = left + fnp.sqrt(u * width * (mode - left))
+    above = right - fnp.sqrt((1.0 - u) * width * (right - mode))
+    return fnp.where(u < split_at, below, above)
+
+
+def wald(key: Any, mean: Any, shape: Sequence[int] | None = None,
+         dtype: DTypeLike = mx.float32) -> Any:
+    """Wald (inverse Gaussian) samples of ``mean`` and shape 1, by Michael,
+    Schucany and Haas's transformation of a normal and a uniform draw.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> bool(mx.all(random.wald(random.key(0), 2.0, (100,)) > 0))
+    True
+    """
+    dtype = _float_dtype(dtype, "wald")
+    (mean,) = _float_params("wald", dtype, mean=mean)
+    shape = _param_shape(shape, dtype, "wald", mean=mean)
+    normal_key, uniform_key = split(key)
+    y = fnp.square(normal(normal_key, shape, dtype))
+    u = _uniform(uniform_key, shape, dtype, 0.0, 1.0, "wald")
+    root = mean + mean * mean * y / 2 - mean / 2 * fnp.sqrt(4 * mean * y + fnp.square(mean * y))
+    return fnp.where(u <= mean / (mean + root), root, mean * mean / root)
+
+
+def weibull_min(key: Any, scale: Any, concentration: Any, shape: Sequence[int] = (),
+                dtype: DTypeLike = mx.float32) -> Any:
+    """Weibull samples, ``scale (-log1p(-u))^(1/concentration)`` of uniform
+    ``u`` (differentiable in both parameters).
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> bool(mx.all(random.weibull_min(random.key(0), 1.0, 2.0, (100,)) >= 0))
+    True
+    """
+    dtype = _float_dtype(dtype, "weibull_min")
+    scale, concentration = _float_params("weibull_min", dtype, scale=scale,
+                                         concentration=concentration)
+    shape = _sample_shape(shape, dtype, "weibull_min", scale=scale,
+                          concentration=concentration)
+    u = _uniform(key, shape, dtype, 0.0, 1.0, "weibull_min")
+    return scale * fnp.power(fnp.negative(fnp.log1p(fnp.negative(u))), 1.0 / concentration)
+
+
+def geometric(key: Any, p: Any, shape: Sequence[int] | None = None,
+              dtype: DTypeLike = mx.int32) -> Any:
+    """Geometric samples: the number of trials up to the first success of
+    probability ``p`` (``>= 1``), ``floor(log1p(-u) / log1p(-p)) + 1``.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> bool(mx.all(random.geometric(random.key(0), 0.3, (100,)) >= 1))
+    True
+    """
+    dtype = to_mlx_dtype(dtype, "geometric: dtype")
+    if not mx.issubdtype(dtype, mx.integer):
+        raise TypeError(f"geometric: dtype must be an integer dtype, got {dtype}")
+    (p,) = _float_params("geometric", mx.float32, p=p)
+    shape = _param_shape(shape, dtype, "geometric", p=p)
+    u = _uniform(key, shape, mx.float32, 0.0, 1.0, "geometric")
+    trials = fnp.floor(fnp.log1p(fnp.negative(u)) / fnp.log1p(fnp.negative(p))) + 1.0
+    return fnp.astype(trials, dtype)
+
+
+def orthogonal(key: Any, n: int, shape: Sequence[int] = (), dtype: DTypeLike = mx.float32,
+               m: int | None = None) -> Any:
+    """Random matrices with orthonormal columns (or rows), uniform (Haar)
+    among them: ``(*shape, n, m)`` (``m = n`` by default), from the QR
+    factorisation of a normal matrix with the signs of ``R``'s diagonal
+    moved into ``Q``.
+
+    >>> import ftorch.random as random, ftorch.numpy as fnp, mlx.core as mx
+    >>> q = random.orthogonal(random.key(0), 3)
+    >>> bool(fnp.allclose(q @ q.T, mx.eye(3), atol=1e-5))
+    True
+    """
+    dtype = _float_dtype(dtype, "orthogonal")
+    m = n if m is None else m
+    for name, v in (("n", n), ("m", m)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"orthogonal: {name} must be a non-negative int, got {v!r}")
+    shape = static_shape(shape, "orthogonal")
+    tall = (max(n, m), min(n, m))
+    z = normal(key, _sample_shape((*shape, *tall), dtype, "orthogonal"), dtype)
+    q, r = fnp.linalg.qr(z)
+    signs = fnp.sign(fnp.diagonal(r, axis1=-2, axis2=-1))
+    q = q * fnp.expand_dims(signs, -2)
+    return fnp.swapaxes(q, -1, -2) if n < m else q

@@ -35,10 +35,12 @@ from ftorch.scipy.stats import (
     vonmises,
     wrapcauchy,
 )
+from ftorch.scipy.stats._descriptive import mode, rankdata, sem
+from ftorch.scipy.stats._kde import gaussian_kde
 
 __all__ = [
     "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma",
     "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic", "multinomial",
     "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t", "truncnorm", "uniform",
-    "vonmises", "wrapcauchy",
+    "vonmises", "wrapcauchy", "mode", "rankdata", "sem", "gaussian_kde",
 ]

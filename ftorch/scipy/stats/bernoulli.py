@@ -3,7 +3,7 @@ Bernoulli distribution, 1 with probability ``p`` and 0 otherwise.
 
 >>> import ftorch.scipy.stats.bernoulli as bernoulli, mlx.core as mx
 >>> [round(v, 6) for v in bernoulli.pmf(mx.array([0.0, 1.0, 2.0]), 0.25).tolist()]
-?
+[0.75, 0.25, 0.0]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def logpmf(k: Any, p: Any, loc: Any = 0) -> Any:
 
     >>> import ftorch.scipy.stats.bernoulli as bernoulli, mlx.core as mx
     >>> [round(v, 6) for v in bernoulli.logpmf(mx.array([0.0, 1.0]), 0.25).tolist()]
-    ?
+    [-0.287682, -1.386294]
     """
     k, p, loc = promote("bernoulli.logpmf", k, p, loc)
     y = k - loc
@@ -36,7 +36,7 @@ def pmf(k: Any, p: Any, loc: Any = 0) -> Any:
 
     >>> import ftorch.scipy.stats.bernoulli as bernoulli, mlx.core as mx
     >>> [round(v, 6) for v in bernoulli.pmf(mx.array([1.0]), 0.25).tolist()]
-    ?
+    [0.25]
     """
     return fnp.exp(logpmf(k, p, loc))
 
@@ -51,7 +51,7 @@ def cdf(k: Any, p: Any) -> Any:
 
     >>> import ftorch.scipy.stats.bernoulli as bernoulli, mlx.core as mx
     >>> bernoulli.cdf(mx.array([-1.0, 0.5, 1.0]), 0.25).tolist()
-    ?
+    [0.0, 0.75, 1.0]
     """
     k, p = promote("bernoulli.cdf", k, p)
     value = fnp.where(k < 0, 0.0, fnp.where(k < 1, 1.0 - p, 1.0))
@@ -64,7 +64,7 @@ def ppf(q: Any, p: Any) -> Any:
 
     >>> import ftorch.scipy.stats.bernoulli as bernoulli, mlx.core as mx
     >>> bernoulli.ppf(mx.array([0.5, 0.9, 2.0]), 0.25).tolist()
-    ?
+    [0.0, 1.0, nan]
     """
     q, p = promote("bernoulli.ppf", q, p)
     value = fnp.where(q <= 1.0 - p, 0.0, 1.0)

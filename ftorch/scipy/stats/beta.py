@@ -4,7 +4,7 @@ distribution with shapes ``a`` and ``b`` on ``[loc, loc + scale]``. Non-positive
 
 >>> import ftorch.scipy.stats.beta as beta, mlx.core as mx
 >>> [round(v, 6) for v in beta.pdf(mx.array([0.25, 0.5]), 2.0, 2.0).tolist()]
-?
+[1.125, 1.5]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def logpdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.beta as beta, mlx.core as mx
     >>> [round(v, 6) for v in beta.logpdf(mx.array([0.5, 2.0]), 2.0, 3.0).tolist()]
-    ?
+    [0.405465, -inf]
     """
     y, scale, a, b = standardized("beta.logpdf", x, loc, scale, a, b)
     value = (_special.xlogy(a - 1, y) + _special.xlog1py(b - 1, fnp.negative(y))
@@ -38,7 +38,7 @@ def pdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.beta as beta, mlx.core as mx
     >>> [round(v, 6) for v in beta.pdf(mx.array([0.5]), 1.0, 1.0).tolist()]
-    ?
+    [1.0]
     """
     return fnp.exp(logpdf(x, a, b, loc, scale))
 
@@ -53,7 +53,7 @@ def cdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.beta as beta, mlx.core as mx
     >>> [round(v, 6) for v in beta.cdf(mx.array([-1.0, 0.5, 2.0]), 2.0, 3.0).tolist()]
-    ?
+    [0.0, 0.6875, 1.0]
     """
     y, a, b = _unit("beta.cdf", x, a, b, loc, scale)
     return _special.betainc(a, b, y)
@@ -64,7 +64,7 @@ def logcdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.beta as beta, mlx.core as mx
     >>> [round(v, 6) for v in beta.logcdf(mx.array([0.5]), 2.0, 3.0).tolist()]
-    ?
+    [-0.374693]
     """
     return fnp.log(cdf(x, a, b, loc, scale))
 
@@ -74,7 +74,7 @@ def sf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.beta as beta, mlx.core as mx
     >>> [round(v, 6) for v in beta.sf(mx.array([0.5]), 2.0, 3.0).tolist()]
-    ?
+    [0.3125]
     """
     y, a, b = _unit("beta.sf", x, a, b, loc, scale)
     return _special.betainc(b, a, 1.0 - y)
@@ -85,6 +85,6 @@ def logsf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.beta as beta, mlx.core as mx
     >>> [round(v, 6) for v in beta.logsf(mx.array([0.5]), 2.0, 3.0).tolist()]
-    ?
+    [-1.163151]
     """
     return fnp.log(sf(x, a, b, loc, scale))

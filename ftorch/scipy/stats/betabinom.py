@@ -4,7 +4,7 @@ beta-binomial distribution, ``n`` trials whose success probability is drawn from
 
 >>> import ftorch.scipy.stats.betabinom as betabinom, mlx.core as mx
 >>> [round(v, 6) for v in betabinom.pmf(mx.array([0.0, 1.0, 2.0]), 2.0, 1.0, 1.0).tolist()]
-?
+[0.333333, 0.333333, 0.333333]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def logpmf(k: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Any:
 
     >>> import ftorch.scipy.stats.betabinom as betabinom, mlx.core as mx
     >>> [round(v, 6) for v in betabinom.logpmf(mx.array([1.0, 5.0]), 4.0, 2.0, 3.0).tolist()]
-    ?
+    [-1.252763, -inf]
     """
     k, n, a, b, loc = promote("betabinom.logpmf", k, n, a, b, loc)
     y = fnp.floor(k) - loc
@@ -42,6 +42,6 @@ def pmf(k: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Any:
 
     >>> import ftorch.scipy.stats.betabinom as betabinom, mlx.core as mx
     >>> [round(v, 6) for v in betabinom.pmf(mx.array([2.0]), 4.0, 2.0, 3.0).tolist()]
-    ?
+    [0.257143]
     """
     return fnp.exp(logpmf(k, n, a, b, loc))

@@ -3,7 +3,7 @@ distribution of ``n`` trials with success probability ``p``.
 
 >>> import ftorch.scipy.stats.binom as binom, mlx.core as mx
 >>> [round(v, 6) for v in binom.pmf(mx.array([0.0, 1.0, 2.0]), 2.0, 0.5).tolist()]
-?
+[0.25, 0.5, 0.25]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
 
     >>> import ftorch.scipy.stats.binom as binom, mlx.core as mx
     >>> [round(v, 6) for v in binom.logpmf(mx.array([1.0, 5.0]), 4.0, 0.5).tolist()]
-    ?
+    [-1.386294, -inf]
     """
     k, n, p, loc = promote("binom.logpmf", k, n, p, loc)
     y = k - loc
@@ -41,6 +41,6 @@ def pmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
 
     >>> import ftorch.scipy.stats.binom as binom, mlx.core as mx
     >>> [round(v, 6) for v in binom.pmf(mx.array([2.0]), 4.0, 0.5).tolist()]
-    ?
+    [0.375]
     """
     return fnp.exp(logpmf(k, n, p, loc))

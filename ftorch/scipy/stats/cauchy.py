@@ -3,7 +3,7 @@ distribution with density ``1 / (pi scale (1 + z^2))``, ``z = (x - loc) / scale`
 
 >>> import ftorch.scipy.stats.cauchy as cauchy, mlx.core as mx
 >>> [round(v, 6) for v in cauchy.cdf(mx.array([-1.0, 0.0, 1.0])).tolist()]
-?
+[0.25, 0.5, 0.75]
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.cauchy as cauchy, mlx.core as mx
     >>> [round(v, 6) for v in cauchy.logpdf(mx.array([0.0, 2.0])).tolist()]
-    ?
+    [-1.14473, -2.754168]
     """
     z, scale = standardized("cauchy.logpdf", x, loc, scale)
     return fnp.negative(fnp.log(math.pi * scale) + fnp.log1p(z * z))
@@ -33,7 +33,7 @@ def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.cauchy as cauchy, mlx.core as mx
     >>> [round(v, 6) for v in cauchy.pdf(mx.array([0.0, 1.0])).tolist()]
-    ?
+    [0.31831, 0.159155]
     """
     return fnp.exp(logpdf(x, loc, scale))
 
@@ -43,7 +43,7 @@ def cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.cauchy as cauchy, mlx.core as mx
     >>> [round(v, 6) for v in cauchy.cdf(mx.array([1.0, 3.0]), 1.0, 2.0).tolist()]
-    ?
+    [0.5, 0.75]
     """
     z, _ = standardized("cauchy.cdf", x, loc, scale)
     return 0.5 + fnp.arctan(z) / math.pi
@@ -54,7 +54,7 @@ def logcdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.cauchy as cauchy, mlx.core as mx
     >>> [round(v, 6) for v in cauchy.logcdf(mx.array([0.0])).tolist()]
-    ?
+    [-0.693147]
     """
     return fnp.log(cdf(x, loc, scale))
 
@@ -64,7 +64,7 @@ def sf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.cauchy as cauchy, mlx.core as mx
     >>> [round(v, 6) for v in cauchy.sf(mx.array([1.0])).tolist()]
-    ?
+    [0.25]
     """
     x, loc, scale = promote("cauchy.sf", x, loc, scale)
     return cdf(fnp.negative(x), fnp.negative(loc), scale)
@@ -75,7 +75,7 @@ def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.cauchy as cauchy, mlx.core as mx
     >>> [round(v, 6) for v in cauchy.logsf(mx.array([1.0])).tolist()]
-    ?
+    [-1.386294]
     """
     return fnp.log(sf(x, loc, scale))
 
@@ -85,7 +85,7 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.cauchy as cauchy, mlx.core as mx
     >>> [round(v, 6) for v in cauchy.ppf(mx.array([0.5, 0.75])).tolist()]
-    ?
+    [0.0, 1.0]
     """
     q, loc, scale = promote("cauchy.ppf", q, loc, scale)
     return fnp.tan(math.pi * q - math.pi / 2) * scale + loc
@@ -96,7 +96,7 @@ def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.cauchy as cauchy, mlx.core as mx
     >>> [round(v, 6) for v in cauchy.isf(mx.array([0.5, 0.25])).tolist()]
-    ?
+    [0.0, 1.0]
     """
     q, loc, scale = promote("cauchy.isf", q, loc, scale)
     return fnp.tan(math.pi / 2 - math.pi * q) * scale + loc

@@ -5,7 +5,7 @@ axis, or ``K - 1`` of them (the last is then ``1`` minus their sum).
 
 >>> import ftorch.scipy.stats.dirichlet as dirichlet, mlx.core as mx
 >>> round(dirichlet.pdf(mx.array([0.25, 0.75]), mx.array([2.0, 2.0])).item(), 6)
-?
+1.125
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def logpdf(x: Any, alpha: Any) -> Any:
     >>> import ftorch.scipy.stats.dirichlet as dirichlet, mlx.core as mx
     >>> x = mx.array([[0.2, 0.5], [0.8, 0.6]])
     >>> [round(v, 6) for v in dirichlet.logpdf(x, mx.array([2.0, 3.0])).tolist()]
-    ?
+    [0.429182, -inf]
     """
     x, alpha = promote("dirichlet.logpdf", x, alpha)
     if alpha.ndim != 1:
@@ -55,6 +55,6 @@ def pdf(x: Any, alpha: Any) -> Any:
 
     >>> import ftorch.scipy.stats.dirichlet as dirichlet, mlx.core as mx
     >>> round(dirichlet.pdf(mx.array([0.5]), mx.array([1.0, 1.0])).item(), 6)
-    ?
+    1.0
     """
     return fnp.exp(logpdf(x, alpha))

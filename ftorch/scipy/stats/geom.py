@@ -4,7 +4,7 @@ distribution, the number of trials up to and including the first success,
 
 >>> import ftorch.scipy.stats.geom as geom, mlx.core as mx
 >>> [round(v, 6) for v in geom.pmf(mx.array([0.0, 1.0, 2.0]), 0.5).tolist()]
-?
+[0.0, 0.5, 0.25]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def logpmf(k: Any, p: Any, loc: Any = 0) -> Any:
 
     >>> import ftorch.scipy.stats.geom as geom, mlx.core as mx
     >>> [round(v, 6) for v in geom.logpmf(mx.array([1.0, 3.0]), 0.25).tolist()]
-    ?
+    [-1.386294, -1.961658]
     """
     k, p, loc = promote("geom.logpmf", k, p, loc)
     y = k - loc
@@ -35,6 +35,6 @@ def pmf(k: Any, p: Any, loc: Any = 0) -> Any:
 
     >>> import ftorch.scipy.stats.geom as geom, mlx.core as mx
     >>> [round(v, 6) for v in geom.pmf(mx.array([3.0]), 0.25).tolist()]
-    ?
+    [0.140625]
     """
     return fnp.exp(logpmf(k, p, loc))

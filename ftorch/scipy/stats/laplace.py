@@ -3,7 +3,7 @@ Laplace distribution with density ``exp(-|x - loc| / scale) / (2 scale)``.
 
 >>> import ftorch.scipy.stats.laplace as laplace, mlx.core as mx
 >>> [round(v, 6) for v in laplace.cdf(mx.array([-1.0, 0.0, 1.0])).tolist()]
-?
+[0.18394, 0.5, 0.81606]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.laplace as laplace, mlx.core as mx
     >>> [round(v, 6) for v in laplace.logpdf(mx.array([0.0, 1.0])).tolist()]
-    ?
+    [-0.693147, -1.693147]
     """
     z, scale = standardized("laplace.logpdf", x, loc, scale)
     return fnp.negative(fnp.abs(z) + fnp.log(2.0 * scale))
@@ -32,7 +32,7 @@ def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.laplace as laplace, mlx.core as mx
     >>> [round(v, 6) for v in laplace.pdf(mx.array([0.0, 1.0])).tolist()]
-    ?
+    [0.5, 0.18394]
     """
     return fnp.exp(logpdf(x, loc, scale))
 
@@ -42,7 +42,7 @@ def cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.laplace as laplace, mlx.core as mx
     >>> [round(v, 6) for v in laplace.cdf(mx.array([-2.0, 2.0]), 0.0, 2.0).tolist()]
-    ?
+    [0.18394, 0.81606]
     """
     z, _ = standardized("laplace.cdf", x, loc, scale)
     return fnp.where(z <= 0, 0.5 * fnp.exp(z), 1.0 - 0.5 * fnp.exp(fnp.negative(z)))

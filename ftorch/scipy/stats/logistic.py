@@ -3,7 +3,7 @@ logistic distribution, whose distribution function is ``expit((x - loc) / scale)
 
 >>> import ftorch.scipy.stats.logistic as logistic, mlx.core as mx
 >>> [round(v, 6) for v in logistic.cdf(mx.array([-1.0, 0.0, 1.0])).tolist()]
-?
+[0.268941, 0.5, 0.731059]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.logistic as logistic, mlx.core as mx
     >>> [round(v, 6) for v in logistic.logpdf(mx.array([0.0, 100.0])).tolist()]
-    ?
+    [-1.386294, -100.0]
     """
     z, scale = standardized("logistic.logpdf", x, loc, scale)
     half = z / 2
@@ -35,7 +35,7 @@ def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.logistic as logistic, mlx.core as mx
     >>> [round(v, 6) for v in logistic.pdf(mx.array([0.0, 1.0])).tolist()]
-    ?
+    [0.25, 0.196612]
     """
     return fnp.exp(logpdf(x, loc, scale))
 
@@ -45,7 +45,7 @@ def cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.logistic as logistic, mlx.core as mx
     >>> [round(v, 6) for v in logistic.cdf(mx.array([2.0]), 1.0, 2.0).tolist()]
-    ?
+    [0.622459]
     """
     z, _ = standardized("logistic.cdf", x, loc, scale)
     return _special.expit(z)
@@ -56,7 +56,7 @@ def sf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.logistic as logistic, mlx.core as mx
     >>> [round(v, 6) for v in logistic.sf(mx.array([2.0]), 1.0, 2.0).tolist()]
-    ?
+    [0.377541]
     """
     z, _ = standardized("logistic.sf", x, loc, scale)
     return _special.expit(fnp.negative(z))
@@ -67,7 +67,7 @@ def ppf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.logistic as logistic, mlx.core as mx
     >>> [round(v, 6) for v in logistic.ppf(mx.array([0.5, 0.75])).tolist()]
-    ?
+    [0.0, 1.098612]
     """
     x, loc, scale = promote("logistic.ppf", x, loc, scale)
     return _special.logit(x) * scale + loc
@@ -78,7 +78,7 @@ def isf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.logistic as logistic, mlx.core as mx
     >>> [round(v, 6) for v in logistic.isf(mx.array([0.5, 0.75])).tolist()]
-    ?
+    [0.0, -1.098612]
     """
     x, loc, scale = promote("logistic.isf", x, loc, scale)
     return fnp.negative(_special.logit(x)) * scale + loc

@@ -4,7 +4,7 @@ categories' probabilities ``p``.
 
 >>> import ftorch.scipy.stats.multinomial as multinomial, mlx.core as mx
 >>> round(multinomial.pmf(mx.array([1, 1]), 2, mx.array([0.5, 0.5])).item(), 6)
-?
+0.5
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def logpmf(x: Any, n: Any, p: Any) -> Any:
     >>> import ftorch.scipy.stats.multinomial as multinomial, mlx.core as mx
     >>> p = mx.array([0.2, 0.3, 0.5])
     >>> [round(v, 6) for v in multinomial.logpmf(mx.array([[1, 1, 2], [1, 1, 1]]), 4, p).tolist()]
-    ?
+    [-1.714798, -inf]
     """
     (p,) = promote("multinomial.logpmf", p)
     x, n = fnp.asarray(x), fnp.asarray(n)
@@ -48,6 +48,6 @@ def pmf(x: Any, n: Any, p: Any) -> Any:
 
     >>> import ftorch.scipy.stats.multinomial as multinomial, mlx.core as mx
     >>> round(multinomial.pmf(mx.array([2, 0]), 2, mx.array([0.5, 0.5])).item(), 6)
-    ?
+    0.25
     """
     return fnp.exp(logpmf(x, n, p))

@@ -5,13 +5,15 @@ n)``, a scalar variance, or with a scalar ``mean`` the univariate case).
 
 >>> import ftorch.scipy.stats.multivariate_normal as mvn, mlx.core as mx
 >>> round(mvn.pdf(mx.array([0.0, 0.0]), mx.zeros(2), mx.eye(2)).item(), 6)
-?
+0.159155
 """
 
 from __future__ import annotations
 
 import math
 from typing import Any
+
+import mlx.core as mx
 
 import ftorch.numpy as fnp
 from ftorch.scipy import linalg as _linalg
@@ -30,7 +32,7 @@ def logpdf(x: Any, mean: Any, cov: Any, allow_singular: None = None) -> Any:
     >>> import ftorch.scipy.stats.multivariate_normal as mvn, mlx.core as mx
     >>> cov = mx.array([[2.0, 0.5], [0.5, 1.0]])
     >>> round(mvn.logpdf(mx.array([1.0, -1.0]), mx.zeros(2), cov).item(), 6)
-    ?
+    -3.260542
     """
     if allow_singular is not None:
         raise NotImplementedError("multivariate_normal.logpdf: allow_singular is not supported")
@@ -46,7 +48,7 @@ def logpdf(x: Any, mean: Any, cov: Any, allow_singular: None = None) -> Any:
         raise ValueError(f"multivariate_normal.logpdf: cov must have shape (..., {n}, {n}) "
                          f"for a mean of {n} entries, got {tuple(cov.shape)}")
     factor = fnp.linalg.cholesky(cov)
-    batch = fnp.broadcast_shapes(tuple(diff.shape[:-1]), tuple(factor.shape[:-2]))
+    batch = tuple(mx.broadcast_shapes(tuple(diff.shape[:-1]), tuple(factor.shape[:-2])))
     whitened = _linalg.solve_triangular(fnp.broadcast_to(factor, batch + (n, n)),
                                         fnp.broadcast_to(diff, batch + (n,)), lower=True)
     log_det_half = fnp.sum(fnp.log(fnp.diagonal(factor, axis1=-2, axis2=-1)), axis=-1)
@@ -58,6 +60,6 @@ def pdf(x: Any, mean: Any, cov: Any) -> Any:
 
     >>> import ftorch.scipy.stats.multivariate_normal as mvn, mlx.core as mx
     >>> round(mvn.pdf(mx.array(0.0), mx.array(0.0), mx.array(1.0)).item(), 6)
-    ?
+    0.398942
     """
     return fnp.exp(logpdf(x, mean, cov))

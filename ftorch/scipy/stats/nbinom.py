@@ -4,7 +4,7 @@ trials with success probability ``p``.
 
 >>> import ftorch.scipy.stats.nbinom as nbinom, mlx.core as mx
 >>> [round(v, 6) for v in nbinom.pmf(mx.array([0.0, 1.0, 2.0]), 2.0, 0.5).tolist()]
-?
+[0.25, 0.25, 0.1875]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
 
     >>> import ftorch.scipy.stats.nbinom as nbinom, mlx.core as mx
     >>> [round(v, 6) for v in nbinom.logpmf(mx.array([-1.0, 3.0]), 2.0, 0.5).tolist()]
-    ?
+    [-inf, -2.079442]
     """
     k, n, p, loc = promote("nbinom.logpmf", k, n, p, loc)
     y = k - loc
@@ -39,6 +39,6 @@ def pmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
 
     >>> import ftorch.scipy.stats.nbinom as nbinom, mlx.core as mx
     >>> [round(v, 6) for v in nbinom.pmf(mx.array([3.0]), 2.0, 0.5).tolist()]
-    ?
+    [0.125]
     """
     return fnp.exp(logpmf(k, n, p, loc))

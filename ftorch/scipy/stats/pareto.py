@@ -4,7 +4,7 @@ loc) / scale >= 1``.
 
 >>> import ftorch.scipy.stats.pareto as pareto, mlx.core as mx
 >>> [round(v, 6) for v in pareto.cdf(mx.array([0.5, 2.0]), 2.0).tolist()]
-?
+[0.0, 0.75]
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def logpdf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.pareto as pareto, mlx.core as mx
     >>> [round(v, 6) for v in pareto.logpdf(mx.array([0.5, 2.0]), 2.0).tolist()]
-    ?
+    [-inf, -1.386294]
     """
     y, scale, b = standardized("pareto.logpdf", x, loc, scale, b)
     return minus_inf_where(y < 1, fnp.negative(fnp.log(scale / b) + (b + 1) * fnp.log(y)))
@@ -33,7 +33,7 @@ def pdf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.pareto as pareto, mlx.core as mx
     >>> [round(v, 6) for v in pareto.pdf(mx.array([1.0, 2.0]), 2.0).tolist()]
-    ?
+    [2.0, 0.25]
     """
     return fnp.exp(logpdf(x, b, loc, scale))
 
@@ -43,7 +43,7 @@ def cdf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.pareto as pareto, mlx.core as mx
     >>> [round(v, 6) for v in pareto.cdf(mx.array([2.0, 4.0]), 1.0).tolist()]
-    ?
+    [0.5, 0.75]
     """
     y, _, b = standardized("pareto.cdf", x, loc, scale, b)
     return fnp.where(y < 1, 0.0, 1.0 - fnp.power(y, fnp.negative(b)))
@@ -54,7 +54,7 @@ def logcdf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.pareto as pareto, mlx.core as mx
     >>> [round(v, 6) for v in pareto.logcdf(mx.array([2.0, 4.0]), 1.0).tolist()]
-    ?
+    [-0.693147, -0.287682]
     """
     y, _, b = standardized("pareto.logcdf", x, loc, scale, b)
     return minus_inf_where(y < 1, fnp.log1p(fnp.negative(fnp.power(y, fnp.negative(b)))))
@@ -65,7 +65,7 @@ def sf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.pareto as pareto, mlx.core as mx
     >>> [round(v, 6) for v in pareto.sf(mx.array([2.0, 4.0]), 1.0).tolist()]
-    ?
+    [0.5, 0.25]
     """
     return fnp.exp(logsf(x, b, loc, scale))
 
@@ -75,7 +75,7 @@ def logsf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.pareto as pareto, mlx.core as mx
     >>> [round(v, 6) for v in pareto.logsf(mx.array([2.0, 4.0]), 1.0).tolist()]
-    ?
+    [-0.693147, -1.386294]
     """
     y, _, b = standardized("pareto.logsf", x, loc, scale, b)
     return fnp.where(y < 1, 0.0, fnp.negative(b * fnp.log(y)))
@@ -86,7 +86,7 @@ def ppf(q: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.pareto as pareto, mlx.core as mx
     >>> [round(v, 6) for v in pareto.ppf(mx.array([0.5, 0.75]), 1.0).tolist()]
-    ?
+    [2.0, 4.0]
     """
     q, b, loc, scale = promote("pareto.ppf", q, b, loc, scale)
     value = loc + scale * fnp.power(1.0 - q, fnp.negative(1.0 / b))

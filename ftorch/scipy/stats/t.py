@@ -3,7 +3,7 @@ distribution with ``df`` degrees of freedom, location ``loc`` and scale ``scale`
 
 >>> import ftorch.scipy.stats.t as t, mlx.core as mx
 >>> [round(v, 6) for v in t.pdf(mx.array([0.0, 1.0]), 3.0).tolist()]
-?
+[0.367553, 0.206748]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def logpdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.t as t, mlx.core as mx
     >>> [round(v, 6) for v in t.logpdf(mx.array([0.0, 2.0]), 4.0, 1.0, 2.0).tolist()]
-    ?
+    [-1.825538, -1.825538]
     """
     z, scale, df = standardized("t.logpdf", x, loc, scale, df)
     half_df = df / 2
@@ -38,6 +38,6 @@ def pdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.t as t, mlx.core as mx
     >>> [round(v, 6) for v in t.pdf(mx.array([0.0]), 1.0).tolist()]
-    ?
+    [0.31831]
     """
     return fnp.exp(logpdf(x, df, loc, scale))

@@ -3,12 +3,14 @@ uniform distribution on ``[loc, loc + scale]``.
 
 >>> import ftorch.scipy.stats.uniform as uniform, mlx.core as mx
 >>> uniform.cdf(mx.array([-1.0, 0.25, 2.0])).tolist()
-?
+[0.0, 0.25, 1.0]
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import mlx.core as mx
 
 import ftorch.numpy as fnp
 from ftorch.scipy.stats._common import minus_inf_where, promote
@@ -21,11 +23,11 @@ def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.uniform as uniform, mlx.core as mx
     >>> [round(v, 6) for v in uniform.logpdf(mx.array([1.0, 5.0]), 0.0, 2.0).tolist()]
-    ?
+    [-0.693147, -inf]
     """
     x, loc, scale = promote("uniform.logpdf", x, loc, scale)
-    value = fnp.broadcast_to(fnp.negative(fnp.log(scale)), fnp.broadcast_shapes(
-        fnp.shape(x), fnp.shape(loc), fnp.shape(scale)))
+    shape = tuple(mx.broadcast_shapes(x.shape, loc.shape, scale.shape))
+    value = fnp.broadcast_to(fnp.negative(fnp.log(scale)), shape)
     return minus_inf_where((x < loc) | (x > loc + scale), value)
 
 
@@ -34,7 +36,7 @@ def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.uniform as uniform, mlx.core as mx
     >>> uniform.pdf(mx.array([0.5, 1.5])).tolist()
-    ?
+    [1.0, 0.0]
     """
     return fnp.exp(logpdf(x, loc, scale))
 
@@ -45,7 +47,7 @@ def cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.uniform as uniform, mlx.core as mx
     >>> uniform.cdf(mx.array([0.5, 3.0]), 0.0, 2.0).tolist()
-    ?
+    [0.25, 1.0]
     """
     x, loc, scale = promote("uniform.cdf", x, loc, scale)
     high = loc + scale
@@ -58,7 +60,7 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
     >>> import ftorch.scipy.stats.uniform as uniform, mlx.core as mx
     >>> uniform.ppf(mx.array([0.5, 2.0]), 1.0, 2.0).tolist()
-    ?
+    [2.0, nan]
     """
     q, loc, scale = promote("uniform.ppf", q, loc, scale)
     return fnp.where((q < 0) | (q > 1), fnp.nan, loc + q * scale)
