@@ -45,7 +45,9 @@ from ftorch.primitives.sampling import (
     normal_p,
     permutation_p,
     randint_p,
+    random_binomial_p,
     random_gamma_p,
+    random_poisson_p,
     split_p,
     truncated_normal_p,
     uniform_p,
@@ -59,6 +61,7 @@ __all__ = [
     "laplace", "logistic", "lognormal", "maxwell", "double_sided_maxwell", "pareto", "rademacher",
     "rayleigh", "triangular", "wald", "weibull_min", "geometric", "orthogonal", "gamma",
     "loggamma", "beta", "dirichlet", "chisquare", "f", "t", "generalized_normal", "ball",
+    "poisson", "binomial", "multinomial",
 ]
 
 
@@ -1047,3 +1050,85 @@ def ball(key: Any, d: int, p: float = 2, shape: Sequence[int] = (),
     e = exponential(key_e, shape, dtype)
     radius = fnp.power(fnp.sum(fnp.power(fnp.abs(g), p), axis=-1) + e, 1.0 / p)
     return g / fnp.expand_dims(radius, -1)
+
+
+def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None,
+            dtype: DTypeLike = mx.int32) -> Any:
+    """Poisson samples of mean ``lam`` as integers of ``dtype`` (-1 where
+    ``lam < 0``): for ``lam < 10`` the count of unit-rate arrivals in ``[0,
+    lam]``, above it Hormann's transformed rejection (PTRS), both with a
+    fixed number of vectorised draws (an element keeps an unaccepted draw
+    with probability below 1e-19), so jittable and vmappable. Not
+    differentiable (integer samples), as in JAX.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> x = random.poisson(random.key(0), mx.array([0.5, 50.0]), (2000, 2))
+    >>> [round(v) for v in x.astype(mx.float32).mean(0).tolist()]
+    [0, 50]
+    """
+    key = _check_key(key, "poisson")
+    dtype = to_mlx_dtype(dtype, "poisson: dtype")
+    if not mx.issubdtype(dtype, mx.integer):
+        raise TypeError(f"poisson: dtype must be an integer dtype, got {dtype}")
+    (lam,) = _float_params("poisson", mx.float32, lam=lam)
+    shape = _param_shape(shape, dtype, "poisson", lam=lam)
+    return random_poisson_p.bind(key, lax.stop_gradient(lam), shape=shape, dtype=dtype)
+
+
+def binomial(key: Any, n: Any, p: Any, shape: Sequence[int] | None = None,
+             dtype: DTypeLike = mx.float32) -> Any:
+    """Binomial samples of ``n`` trials with success probability ``p``, as
+    floats of ``dtype`` (NaN for ``n < 0`` or ``p`` outside [0, 1]): for
+    ``n min(p, 1-p) < 10`` by inversion (geometric waiting times), above it
+    by Hormann's BTRS rejection, each with a fixed number of vectorised
+    draws (an element keeps an unaccepted draw with probability below
+    1e-19). Not differentiable, as in JAX.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> x = random.binomial(random.key(0), 100.0, mx.array([0.02, 0.5]), (2000, 2))
+    >>> [round(v) for v in x.mean(0).tolist()]
+    [2, 50]
+    """
+    key = _check_key(key, "binomial")
+    dtype = _float_dtype(dtype, "binomial")
+    n, p = _float_params("binomial", mx.float32, n=n, p=p)
+    shape = _param_shape(shape, dtype, "binomial", n=n, p=p)
+    return random_binomial_p.bind(key, lax.stop_gradient(n), lax.stop_gradient(p), shape=shape,
+                                  dtype=dtype)
+
+
+def multinomial(key: Any, n: Any, p: Any, *, shape: Sequence[int] | None = None,
+                dtype: DTypeLike = mx.float32, unroll: int | bool = 1) -> Any:
+    """Counts of ``n`` draws among the categories of probabilities ``p`` (its
+    last axis, ``K``): shape ``(*shape, K)``, ``shape`` defaulting to the
+    broadcast of ``n``'s and ``p``'s other axes. Drawn category by category
+    as binomials of the draws left (exact). ``unroll`` is accepted for
+    JAX's signature; the categories are always unrolled.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> x = random.multinomial(random.key(0), 10.0, mx.array([0.2, 0.3, 0.5]), shape=(4,))
+    >>> x.shape, x.sum(-1).tolist()
+    ((4, 3), [10.0, 10.0, 10.0, 10.0])
+    """
+    key = _check_key(key, "multinomial")
+    dtype = _float_dtype(dtype, "multinomial")
+    n, p = _float_params("multinomial", mx.float32, n=n, p=p)
+    p_shape = _shape_of(p)
+    if not p_shape:
+        raise ValueError("multinomial: p must have at least one dimension (the categories)")
+    batch = {"n": n, "p (without its last axis)": p_shape[:-1]}
+    if shape is None:
+        shape = tuple(mx.broadcast_shapes(_shape_of(n), p_shape[:-1]))
+    shape = _sample_shape(shape, dtype, "multinomial", **batch)
+    categories = p_shape[-1]
+    keys = split(key, categories) if categories > 1 else key[None]
+    left, mass_left = fnp.broadcast_to(n, shape), fnp.ones(shape, mx.float32)
+    counts = []
+    for i in range(categories - 1):
+        p_i = fnp.broadcast_to(p[..., i], shape)
+        share = fnp.clip(p_i / fnp.maximum(mass_left, 1e-30), 0.0, 1.0)
+        draw = binomial(keys[i], left, share, shape)
+        counts.append(draw)
+        left, mass_left = left - draw, mass_left - p_i
+    counts.append(left)
+    return fnp.astype(fnp.stack(counts, axis=-1), dtype)
