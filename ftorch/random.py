@@ -616,10 +616,11 @@ def key_data(keys: Any) -> Any:
     return _check_key_batch(keys, "key_data")
 
 
-def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> Any:
+def wrap_key_data(key_bits_array: Any, *, impl: Any = None, dtype: Any = None) -> Any:
     """Keys from raw uint32 words (shape ``(..., 2)``): the identity on
     ftorch's keys, after checking them. ``impl`` may only name ftorch's one
-    implementation, ``"threefry2x32"``.
+    implementation, ``"threefry2x32"``; ``dtype`` (JAX's typed-key dtype)
+    only ``None``, as ftorch's keys are raw uint32 arrays.
 
     >>> import ftorch.random as random, mlx.core as mx
     >>> random.wrap_key_data(mx.array([0, 5], dtype=mx.uint32)).tolist()
@@ -628,6 +629,9 @@ def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> Any:
     if impl is not None and str(impl) != _KEY_IMPL:
         raise ValueError(f"wrap_key_data: impl must be {_KEY_IMPL!r} (ftorch's only key "
                          f"implementation), got {impl!r}")
+    if dtype is not None:
+        raise ValueError("wrap_key_data: dtype must be None: ftorch's keys are raw uint32 "
+                         "arrays, not typed keys")
     return _check_key_batch(key_bits_array, "wrap_key_data")
 
 
@@ -1100,13 +1104,13 @@ def binomial(key: Any, n: Any, p: Any, shape: Sequence[int] | None = None,
 def multinomial(key: Any, n: Any, p: Any, *, shape: Sequence[int] | None = None,
                 dtype: DTypeLike = mx.float32, unroll: int | bool = 1) -> Any:
     """Counts of ``n`` draws among the categories of probabilities ``p`` (its
-    last axis, ``K``): shape ``(*shape, K)``, ``shape`` defaulting to the
-    broadcast of ``n``'s and ``p``'s other axes. Drawn category by category
+    last axis, ``K``): ``shape`` (which ends with ``K``, as in JAX) defaults
+    to the broadcast of ``n``'s and ``p``'s other axes, plus ``K``. Drawn category by category
     as binomials of the draws left (exact). ``unroll`` is accepted for
     JAX's signature; the categories are always unrolled.
 
     >>> import ftorch.random as random, mlx.core as mx
-    >>> x = random.multinomial(random.key(0), 10.0, mx.array([0.2, 0.3, 0.5]), shape=(4,))
+    >>> x = random.multinomial(random.key(0), 10.0, mx.array([0.2, 0.3, 0.5]), shape=(4, 3))
     >>> x.shape, x.sum(-1).tolist()
     ((4, 3), [10.0, 10.0, 10.0, 10.0])
     """
@@ -1116,11 +1120,17 @@ def multinomial(key: Any, n: Any, p: Any, *, shape: Sequence[int] | None = None,
     p_shape = _shape_of(p)
     if not p_shape:
         raise ValueError("multinomial: p must have at least one dimension (the categories)")
-    batch = {"n": n, "p (without its last axis)": p_shape[:-1]}
+    categories = p_shape[-1]
     if shape is None:
         shape = tuple(mx.broadcast_shapes(_shape_of(n), p_shape[:-1]))
+    else:  # as in JAX, shape includes the categories' axis
+        shape = static_shape(shape, "multinomial")
+        if shape[-1:] != (categories,):
+            raise ValueError(f"multinomial: shape {shape} must end with the {categories} "
+                             "categories of p (the samples' last axis), as in JAX")
+        shape = shape[:-1]
+    batch = {"n": n, "p (without its last axis)": p_shape[:-1]}
     shape = _sample_shape(shape, dtype, "multinomial", **batch)
-    categories = p_shape[-1]
     keys = split(key, categories) if categories > 1 else key[None]
     left, mass_left = fnp.broadcast_to(n, shape), fnp.ones(shape, mx.float32)
     counts = []

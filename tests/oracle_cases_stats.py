@@ -51,16 +51,18 @@ LOCATION_SCALE = {
 QUANTILES = {"cauchy": ["ppf", "isf"], "expon": ["ppf"], "gumbel_l": ["ppf"],
              "gumbel_r": ["ppf"], "logistic": ["ppf", "isf"], "uniform": ["ppf"]}
 
-# JAX's gumbel log-densities cannot be differentiated (a float0 error in its xlogy of -1).
-NO_JAX_GRAD = {"gumbel_l.logpdf", "gumbel_l.pdf", "gumbel_r.logpdf", "gumbel_r.pdf"}
+# JAX's gumbel log-densities and quantiles cannot be differentiated (a float0 error in its
+# xlogy and xlog1py of the integer -1).
+NO_JAX_GRAD = {"gumbel_l.logpdf", "gumbel_l.pdf", "gumbel_r.logpdf", "gumbel_r.pdf",
+               "gumbel_l.ppf", "gumbel_r.ppf"}
 
 ORACLE = [
     # x apart from loc: ftorch's |x| has derivative 0 at 0, JAX's 1 (docs/hooks.py).
     *[dist(f"{d}.{f}", X, LOC, POS, apart=(0, 1), grad=f"{d}.{f}" not in NO_JAX_GRAD,
            rtol=1e-4, atol=1e-5) for d, fs in LOCATION_SCALE.items() for f in fs],
     # Quantiles: inside (0, 1) for the gradients, and outside for the NaNs.
-    *[dist(f"{d}.{f}", PROB, LOC, POS, rtol=1e-4, atol=1e-4, id="inside")
-      for d, fs in QUANTILES.items() for f in fs],
+    *[dist(f"{d}.{f}", PROB, LOC, POS, grad=f"{d}.{f}" not in NO_JAX_GRAD, rtol=1e-4,
+           atol=1e-4, id="inside") for d, fs in QUANTILES.items() for f in fs],
     *[dist(f"{d}.{f}", Q, LOC, POS, grad=False, rtol=1e-4, atol=1e-4, id="edges")
       for d, fs in QUANTILES.items() for f in fs],
     # A non-positive scale: NaN where JAX gives NaN.
@@ -84,9 +86,13 @@ ORACLE = [
       for f in ["logpdf", "pdf"]],
     dist("beta.logpdf", (-0.5, 1.5), (-1.0, 3.0), POS, (-0.5, 1.0), (-1.0, 2.0), grad=False,
          rtol=1e-4, atol=1e-5, id="any parameters"),
-    *[dist(f"beta.{f}", (-0.2, 1.2), POS, POS, LOC, POS, rtol=1e-3, atol=1e-4)
+    # Values only: JAX's betainc has no derivative in a and b.
+    *[dist(f"beta.{f}", (-0.2, 1.2), POS, POS, LOC, POS, grad=False, rtol=1e-3, atol=1e-4)
       for f in ["cdf", "logcdf", "sf", "logsf"]],
-    *[dist(f"gennorm.{f}", X, POS, rtol=1e-4, atol=1e-5) for f in ["logpdf", "pdf"]],
+    # Gradients away from x = 0, where |x|^beta's derivative is an edge case.
+    *[dist(f"gennorm.{f}", (0.1, 3.0), POS, rtol=1e-4, atol=1e-5) for f in ["logpdf", "pdf"]],
+    *[dist(f"gennorm.{f}", X, POS, grad=False, rtol=1e-4, atol=1e-5, id="any x")
+      for f in ["logpdf", "pdf"]],
     dist("gennorm.cdf", X, POS, rtol=1e-3, atol=1e-4),
     *[dist(f"vonmises.{f}", X, (-1.0, 5.0), rtol=1e-4, atol=1e-5) for f in ["logpdf", "pdf"]],
     *[dist(f"wrapcauchy.{f}", (-1.0, 7.0), (-0.2, 1.2), rtol=1e-4, atol=1e-5)

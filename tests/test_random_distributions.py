@@ -89,7 +89,7 @@ DISCRETE = [
      range(120, 280)),
     ("geometric", lambda k: random.geometric(k, 0.2, (N,)), ss.geom(0.2).pmf, range(1, 60)),
     ("multinomial", lambda k: random.multinomial(k, 9.0, mx.array([0.1, 0.6, 0.3]),
-                                                 shape=(N,))[:, 1],
+                                                 shape=(N, 3))[:, 1],
      ss.binom(9, 0.6).pmf, range(0, 10)),
 ]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import ftorch.numpy as fnp
 from ftorch.scipy import special as _special
-from ftorch.scipy.stats._common import minus_inf_where, nan_unless, standardized
+from ftorch.scipy.stats._common import clamp, minus_inf_where, nan_unless, standardized
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]
 
@@ -45,7 +45,7 @@ def pdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
 def _unit(fname: str, x: Any, a: Any, b: Any, loc: Any, scale: Any) -> tuple[Any, Any, Any]:
     y, _, a, b = standardized(fname, x, loc, scale, a, b)
-    return fnp.clip(y, 0.0, 1.0), a, b
+    return clamp(0.0, y, 1.0), a, b
 
 
 def cdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 
 import ftorch.numpy as fnp
 from ftorch.scipy import special as _special
-from ftorch.scipy.stats._common import minus_inf_where, standardized
+from ftorch.scipy.stats._common import clamp, minus_inf_where, standardized
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]
 
@@ -47,7 +47,7 @@ def pdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
 def _half_y(fname: str, x: Any, df: Any, loc: Any, scale: Any) -> tuple[Any, Any]:
     # The gamma variable y / 2, clipped to its support.
     y, _, df = standardized(fname, x, loc, scale, df)
-    return df / 2, fnp.clip(y / 2, 0.0, fnp.inf)
+    return df / 2, clamp(0.0, y / 2, fnp.inf)
 
 
 def cdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 
 import ftorch.numpy as fnp
 from ftorch.scipy import special as _special
-from ftorch.scipy.stats._common import minus_inf_where, standardized
+from ftorch.scipy.stats._common import clamp, minus_inf_where, standardized
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]
 
@@ -50,7 +50,7 @@ def cdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
     [0.0, 0.632121]
     """
     y, _, a = standardized("gamma.cdf", x, loc, scale, a)
-    return _special.gammainc(a, fnp.clip(y, 0.0, fnp.inf))
+    return _special.gammainc(a, clamp(0.0, y, fnp.inf))
 
 
 def logcdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
