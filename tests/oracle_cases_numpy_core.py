@@ -430,3 +430,9 @@ ORACLE += [
         [2, 2.0, np.int32(1), np.zeros(2, np.int32)]))), {}),
         run=lambda L, fn, *a: L.numpy.zeros((), fn(*a))),
 ]
+
+_CONSTANT = "a constant or dtype: test_constants_and_dtypes_are_jax_numpys"
+UNCHECKED = {f"jax.numpy.{n}": _CONSTANT for n in [
+    "e", "pi", "inf", "nan", "euler_gamma", "newaxis", "bfloat16", "bool_", "complex64",
+    "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+    "uint32", "uint64"]}
