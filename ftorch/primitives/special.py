@@ -51,20 +51,32 @@ Taylor series near 0, so every order is right at 0).
 
 from __future__ import annotations
 
+import decimal
+import functools
 import math
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import mlx.core as mx
 import numpy as np
 
 import ftorch.primitives as lax
-from ftorch.core import Primitive, Tracer
-from ftorch.primitives._rules import derivative, vectorized
+from ftorch.core import Primitive, Tracer, aval_of
+from ftorch.dtypes import promote_types
+from ftorch.primitives._rules import (
+    add_tangents,
+    broadcasting,
+    derivative,
+    is_constant_scalar,
+    tangent_to,
+    unbroadcast,
+    vectorized,
+)
 from ftorch.primitives.elementwise import accurate_exp as _exp
 
 __all__ = ["lgamma", "digamma", "polygamma", "bessel_i0e", "bessel_i1e", "erfc", "log_ndtr",
-           "ndtri", "sinc"]
+           "ndtri", "sinc", "igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "betainc"]
 
 _LOG_PI = math.log(math.pi)
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -73,8 +85,10 @@ _SQRT_2PI = math.sqrt(2.0 * math.pi)
 _SQRT_HALF = math.sqrt(0.5)
 
 # Bernoulli numbers B_2, B_4, ..., B_20.
-_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510,
-              43867 / 798, -174611 / 330)
+_BERNOULLI_EXACT = tuple(Fraction(n, d) for n, d in (
+    (1, 6), (-1, 30), (1, 42), (-1, 30), (5, 66), (-691, 2730), (7, 6), (-3617, 510),
+    (43867, 798), (-174611, 330)))
+_BERNOULLI = tuple(float(b) for b in _BERNOULLI_EXACT)
 
 # lgamma(2 + w) = sum_k c_k w^k: c_1 = 1 - Euler's gamma, c_k = (-1)^k (zeta(k) - 1) / k.
 _LGAMMA_AT_2 = (
@@ -160,6 +174,9 @@ _STIRLING = tuple(b / (2 * k * (2 * k - 1)) for k, b in enumerate(_BERNOULLI[:8]
 
 def _lgamma_positive(x: mx.array) -> mx.array:
     """``lgamma`` for ``x > 0`` (other values give garbage, selected away)."""
+    big = x >= _STIRLING_FROM
+    z = mx.where(big, x, _STIRLING_FROM)
+    x = mx.where(big, 2.0, x)  # (no overflow in the series' unused branch)
     # [1.5, 2.5): the Taylor series in w = x - 2 - m, with m the shift that
     # brings x there; w is exact, so the roots at 1 and 2 keep relative accuracy.
     m = mx.clip(mx.floor(x - 1.5), -2.0, _STIRLING_FROM - 2.0)
@@ -176,18 +193,19 @@ def _lgamma_positive(x: mx.array) -> mx.array:
     down = mx.where(m == -1, mx.log1p(w), 0.0) + mx.where(
         m == -2, mx.log(mx.where(m == -2, x, 1.0)) + mx.log1p(x), 0.0)
     small = series + mx.log(prod) - down
-    z = mx.maximum(x, _STIRLING_FROM)
     inv = 1.0 / z
     stirling = ((z - 0.5) * (mx.log(z) - 1.0) + (_HALF_LOG_2PI - 0.5)
                 + inv * _poly(_STIRLING, inv * inv))
-    return mx.where(x < _STIRLING_FROM, small, stirling)
+    return mx.where(big, stirling, small)
 
 
 @_in_float32
 def _lgamma_impl(x: mx.array) -> mx.array:
     positive = _lgamma_positive(mx.where(x > 0, x, 1.0 - x))
     # Reflection: Gamma(x) Gamma(1 - x) = pi / sin(pi x); +inf at the poles.
-    reflected = _LOG_PI - mx.log(mx.abs(_sinpi(x))) - positive
+    # (Its sine at 1/2 for x > 0: MLX's forward mode, which differentiates
+    # this impl for igamma_grad_a, lets a NaN tangent through mx.where.)
+    reflected = _LOG_PI - mx.log(mx.abs(_sinpi(mx.where(x > 0, 0.5, x)))) - positive
     out = mx.where(x > 0, positive, reflected)
     return mx.where(x == -math.inf, math.inf, out)
 
@@ -634,3 +652,520 @@ def sinc(x: Any) -> Any:
     [1.0, 0.63662, 0.0]
     """
     return sinc_p.bind(x)
+
+
+# ----------------------------------------------------------------------------
+# Incomplete gamma functions
+# ----------------------------------------------------------------------------
+
+
+def _float_operands(*args: Any) -> list[mx.array]:
+    """The operands of a many-argument function as MLX arrays of one
+    floating dtype, broadcast together (a Python scalar takes the arrays'
+    dtype; integers compute in float32)."""
+    dtype = None
+    for a in args:
+        if isinstance(a, mx.array):
+            dtype = a.dtype if dtype is None else promote_types(dtype, a.dtype)
+    if dtype is None or not mx.issubdtype(dtype, mx.floating):
+        dtype = mx.float32
+    return mx.broadcast_arrays(*(a.astype(dtype) if isinstance(a, mx.array) else mx.array(a, dtype)
+                                 for a in args))
+
+
+def _nary(impl: Callable) -> Callable:
+    """``impl`` on ``_float_operands``, run in float32 for half-precision
+    operands (its result cast back)."""
+
+    def run(*args: Any, **params: Any) -> mx.array:
+        args = _float_operands(*args)
+        dtype = args[0].dtype
+        if dtype in (mx.float16, mx.bfloat16):
+            return impl(*(a.astype(mx.float32) for a in args), **params).astype(dtype)
+        return impl(*args, **params)
+
+    run.__name__ = run.__qualname__ = impl.__name__
+    return run
+
+
+def _log1pmx_over_square(mu: mx.array) -> mx.array:
+    """``(log(1 + mu) - mu) / mu^2`` for ``|mu| <= 1/2`` (-1/2 at 0), without
+    the cancellation: with ``w = 1 / (2 + mu)`` and ``z = mu w``,
+    ``log(1 + mu) = 2 atanh(z)`` and ``mu - 2 z = z mu``, so it is
+    ``w (2 mu w^2 sum_k z^(2k-2) / (2k+1) - 1)``."""
+    w = 1.0 / (2.0 + mu)
+    z2 = (mu * w) ** 2
+    s = mx.zeros_like(mu)
+    for k in range(16, 0, -1):
+        s = (1.0 / (2 * k + 1)) + z2 * s
+    return w * (2.0 * mu * w * w * s - 1.0)
+
+
+def _lgamma1p(a: mx.array) -> mx.array:
+    """``lgamma(1 + a)`` for ``a > 0``, keeping the digits of a small ``a``
+    that ``1 + a`` would round away: ``lgamma(2 + a) - log1p(a)`` by the
+    Taylor series around 2 below 1/2."""
+    small = a < 0.5
+    w = mx.where(small, a, 0.0)
+    return mx.where(small, w * _poly(_LGAMMA_AT_2, w) - mx.log1p(w), _lgamma_impl(a + 1.0))
+
+
+def _log_gamma_star(a: mx.array) -> mx.array:
+    """``log Gamma*(a) = lgamma(a) - ((a - 1/2) log a - a + log(2 pi)/2)``
+    for ``a >= 12``: Stirling's series."""
+    inv = 1.0 / a
+    return inv * _poly(_STIRLING, inv * inv)
+
+
+def _log_gamma_prefactor(a: mx.array, x: mx.array) -> mx.array:
+    """``log(x^a e^-x / Gamma(a + 1))`` for ``a, x > 0``. From 12 on it is
+    ``a (log(x/a) - (x - a)/a) - log(2 pi a)/2 - log Gamma*(a)``, whose terms
+    do not cancel as ``a log x``, ``x`` and ``lgamma(a + 1)`` do."""
+    big = a >= _STIRLING_FROM
+    ab = mx.where(big, a, _STIRLING_FROM)
+    mu = (x - ab) / ab
+    near = mx.abs(mu) <= 0.5
+    mun = mx.where(near, mu, 0.0)
+    log1pmx = mx.where(near, mun * mun * _log1pmx_over_square(mun), mx.log(x / ab) - mu)
+    stirling = ab * log1pmx - 0.5 * mx.log(2.0 * math.pi * ab) - _log_gamma_star(ab)
+    direct = a * mx.log(x) - x - _lgamma1p(a)
+    return mx.where(big, stirling, direct)
+
+
+@functools.cache
+def _temme_coefficients() -> tuple[tuple[float, ...], ...]:
+    """The Taylor coefficients in ``eta`` of Temme's ``c_k(eta)``,
+    ``k < _TEMME_TERMS``, worked out exactly enough (40 digits) from their
+    definition: with ``lambda = x/a``, ``mu = lambda - 1`` and
+    ``eta^2 / 2 = mu - log(1 + mu)`` (``eta`` of the sign of ``mu``),
+    ``c_0 = 1/mu - 1/eta`` and ``c_k = c_{k-1}'(eta) / eta + (-1)^k g_k / mu``,
+    ``g_k`` the coefficients of Stirling's series ``Gamma*(a) ~ sum g_k a^-k``."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        D = decimal.Decimal
+        n = _TEMME_ETA_TERMS + 2 * _TEMME_TERMS + 2
+
+        def mul(p, q):
+            return [sum((p[i] * q[k - i] for i in range(k + 1)), D(0)) for k in range(n)]
+
+        def reciprocal(p):  # p[0] == 1
+            out = [D(1)]
+            for k in range(1, n):
+                out.append(-sum((p[j] * out[k - j] for j in range(1, k + 1)), D(0)))
+            return out
+
+        # eta = mu s(mu), s(mu)^2 = 2 (mu - log(1 + mu)) / mu^2 = sum_k 2 (-1)^k mu^k / (k + 2).
+        s2 = [D(2 * (-1) ** k) / (k + 2) for k in range(n)]
+        s = [D(1)]
+        for k in range(1, n):
+            s.append((s2[k] - sum((s[j] * s[k - j] for j in range(1, k)), D(0))) / 2)
+        # Lagrange inversion: mu = sum_m eta^m / m [w^(m-1)] s(w)^-m.
+        inv_s, power, mu_over_eta = reciprocal(s), [D(1)] + [D(0)] * (n - 1), []
+        for m in range(1, n + 1):
+            power = mul(power, inv_s)
+            mu_over_eta.append(power[m - 1] / m)
+        c = [reciprocal(mu_over_eta)[1:]]  # c_0 = (eta / mu - 1) / eta
+        # Stirling: Gamma*(z) = exp(sum_k B_2k / (2k (2k - 1)) z^(1 - 2k)).
+        log_g = [D(0)] * (_TEMME_TERMS + 1)
+        for k, b in enumerate(_BERNOULLI_EXACT, 1):
+            if 2 * k - 1 <= _TEMME_TERMS:
+                log_g[2 * k - 1] = D(b.numerator) / D(b.denominator) / (2 * k * (2 * k - 1))
+        g = [D(1)]
+        for m in range(1, _TEMME_TERMS + 1):
+            g.append(sum((k * log_g[k] * g[m - k] for k in range(1, m + 1)), D(0)) / m)
+        for k in range(1, _TEMME_TERMS):
+            prev = c[-1]
+            c.append([j * prev[j] + (-1) ** k * g[k] * c[0][j - 2]
+                      for j in range(2, len(prev))])
+        return tuple(tuple(float(v) for v in ck[:_TEMME_ETA_TERMS]) for ck in c)
+
+
+_TEMME_TERMS = 11  # c_0 ... c_10: enough from a = 20 on
+_TEMME_ETA_TERMS = 24  # Taylor terms of each c_k, for |eta| <= 0.35
+_TEMME_FROM = 20.0  # a at and above which |x/a - 1| < 0.3 takes Temme's expansion
+_TEMME_WIDTH = 0.3
+_IGAMMA_SERIES_TERMS = {mx.float64: 120, mx.float32: 64}
+_IGAMMA_FRACTION_TERMS = {mx.float64: 120, mx.float32: 64}
+_IGAMMA_SMALL_A_TERMS = 30  # of sum (-x)^n / (n! (a + n)) for x < 2
+
+
+def _erfcx_abs(a: mx.array) -> mx.array:
+    """``exp(a^2) erfc(a)`` for ``a >= 0`` (no overflow, no underflow)."""
+    split = _ERFC_SPLIT[a.dtype]
+    small = mx.minimum(a, split)
+    erfc_small = _erfc_abs(small)
+    big = mx.maximum(a, split)
+    f = big
+    for k in range(_ERFC_FRACTION_TERMS, 0, -1):
+        f = big + (0.5 * k) / f
+    return mx.where(a < split, _exp(small * small) * erfc_small, 1.0 / (_SQRT_PI * f))
+
+
+def _igamma_log_tail(a: mx.array, x: mx.array) -> tuple[mx.array, mx.array]:
+    """``(log T, T is Q)``: the log of the one of ``P(a, x)`` and ``Q(a, x)``
+    computed directly (the other is ``1 - T``), for ``a, x > 0`` finite.
+
+    - ``a >= 20`` and ``|x/a - 1| < 0.3``: Temme's uniform expansion,
+      ``Q = erfc(eta sqrt(a/2)) / 2 + e^(-a eta^2/2) / sqrt(2 pi a) sum_k c_k(eta) a^-k``,
+      taken for the smaller tail (``Q`` for ``x >= a``) as
+      ``phi(t) (M(|t|) +- sum_k c_k a^-k / sqrt(a))``, ``t = eta sqrt(a)``,
+      ``M`` Mills' ratio (no cancellation, no underflow before the result's).
+    - else ``x < a + 1``: ``P = x^a e^-x / Gamma(a + 1) sum_n x^n / ((a+1)...(a+n))``;
+      for ``a < 1`` where ``P`` is the larger, ``Q`` directly from
+      ``P = x^a / Gamma(a + 1) (1 + a sum_{n>=1} (-x)^n / (n! (a + n)))``:
+      ``Q = -expm1(a log x - lgamma(a + 1)) - x^a / Gamma(a + 1) a sum_{n>=1} ...``.
+    - else: ``Q`` by Legendre's continued fraction
+      ``x^a e^-x / Gamma(a) / (x + 1 - a - 1 (1 - a) / (x + 3 - a - 2 (2 - a) / ...))``.
+    """
+    dtype = a.dtype
+    mu = (x - a) / a
+    temme = (a >= _TEMME_FROM) & (mx.abs(x - a) < _TEMME_WIDTH * a)
+    series = ~temme & (x < a + 1.0)
+    # Temme: every operand kept in range where the branch is not taken.
+    at = mx.where(temme, a, _TEMME_FROM)
+    mut = mx.where(temme, mu, 0.0)
+    eta = mut * mx.sqrt(-2.0 * _log1pmx_over_square(mut))  # (analytic through 0)
+    inv_a = 1.0 / at
+    coeffs = _temme_coefficients()
+    total = mx.zeros_like(at)
+    for ck in reversed(coeffs):
+        total = total * inv_a + _poly(ck, eta)
+    sign = mx.where(eta >= 0, 1.0, -1.0)
+    t = sign * eta * mx.sqrt(at)  # |t| (a product: differentiable at 0 from the tail's side)
+    mills = math.sqrt(0.5 * math.pi) * _erfcx_abs(t * _SQRT_HALF)
+    log_temme = (-0.5 * t * t - _HALF_LOG_2PI) + mx.log(mills + sign * total * mx.rsqrt(at))
+    # The series and the continued fraction, with the prefactor in logs.
+    log_pref = _log_gamma_prefactor(a, x)
+    s = mx.ones_like(x)
+    for k in range(_IGAMMA_SERIES_TERMS[dtype], 0, -1):
+        s = 1.0 + s * (x / (a + k))
+    xf = mx.where(series | temme, a + 2.0, x)  # (the fraction needs x >= a + 1)
+    f = xf + (2 * _IGAMMA_FRACTION_TERMS[dtype] + 1) - a
+    for k in range(_IGAMMA_FRACTION_TERMS[dtype], 0, -1):
+        f = (xf + (2 * k - 1) - a) + (k * (a - k)) / f
+    log_fraction = log_pref + mx.log(a) - mx.log(f)
+    # Small a, P near 1: Q without the cancellation of 1 - P.
+    small_a_q = _igamma_small_a_q(a, x)
+    aq, xq = mx.where(small_a_q, a, 0.5), mx.where(small_a_q, x, 0.5)
+    y = aq * mx.log(xq) - _lgamma1p(aq)
+    term, alternating = mx.ones_like(xq), mx.zeros_like(xq)
+    for n in range(1, _IGAMMA_SMALL_A_TERMS + 1):
+        term = term * (-xq / n)
+        alternating = alternating + term / (aq + n)
+    log_q_small = mx.log(-mx.expm1(y) - _exp(y) * aq * alternating)
+    log_series = mx.where(small_a_q, log_q_small, log_pref + mx.log(s))
+    return mx.where(temme, log_temme, mx.where(series, log_series, log_fraction))
+
+
+def _igamma_small_a_q(a: mx.array, x: mx.array) -> mx.array:
+    """Where the series region computes ``Q`` (``a < 1`` and ``P`` about 1/2
+    or more: ``x^a > 1/2``)."""
+    return (a < 1.0) & (x < a + 1.0) & (a * mx.log(x) > -math.log(2.0))
+
+
+def _igamma_tail_is_q(a: mx.array, x: mx.array) -> mx.array:
+    """Whether ``_igamma_log_tail`` computes ``Q`` (else ``P``)."""
+    temme = (a >= _TEMME_FROM) & (mx.abs(x - a) < _TEMME_WIDTH * a)
+    return mx.where(temme, x >= a, (x >= a + 1.0) | _igamma_small_a_q(a, x))
+
+
+def _igamma_domain(a: mx.array, x: mx.array) -> tuple[mx.array, mx.array, mx.array]:
+    """``(inside, a', x')``: where ``a > 0`` and ``0 < x < inf`` are finite,
+    with ``a``, ``x`` replaced by 1 elsewhere (so no branch sees them)."""
+    inside = (a > 0) & (x > 0) & (a < math.inf) & (x < math.inf)
+    return inside, mx.where(inside, a, 1.0), mx.where(inside, x, 1.0)
+
+
+def _igamma_edges(p: mx.array, a: mx.array, x: mx.array, inside: mx.array) -> mx.array:
+    """``P(a, x)`` where ``_igamma_domain`` replaced the operands, as SciPy:
+    0 at ``x == 0`` and for ``a == inf``, 1 at ``x == inf`` and for
+    ``a == 0``, NaN for negative operands, ``a == x == 0`` or ``a == x == inf``."""
+    edge = mx.where((x == 0) | (a == math.inf), 0.0, 1.0)
+    bad = (a < 0) | (x < 0) | mx.isnan(a) | mx.isnan(x) | ((a == 0) & (x == 0)) | (
+        (a == math.inf) & (x == math.inf))
+    return mx.where(inside, p, mx.where(bad, math.nan, edge))
+
+
+@_nary
+def _igamma_impl(a: mx.array, x: mx.array) -> mx.array:
+    inside, a1, x1 = _igamma_domain(a, x)
+    log_tail, is_q = _igamma_log_tail(a1, x1), _igamma_tail_is_q(a1, x1)
+    p = mx.where(is_q, -mx.expm1(log_tail), _exp(log_tail))
+    return _igamma_edges(p, a, x, inside)
+
+
+@_nary
+def _igammac_impl(a: mx.array, x: mx.array) -> mx.array:
+    inside, a1, x1 = _igamma_domain(a, x)
+    log_tail, is_q = _igamma_log_tail(a1, x1), _igamma_tail_is_q(a1, x1)
+    q = mx.where(is_q, _exp(log_tail), -mx.expm1(log_tail))
+    return mx.where(inside, q, 1.0 - _igamma_edges(q, a, x, inside))
+
+
+def _log_tail_slopes(a: mx.array, x: mx.array, wrt: tuple[int, ...]) -> list[mx.array]:
+    """``d log T / d(a, x)[i]`` for ``i`` in ``wrt``: forward mode (MLX's)
+    through ``_igamma_log_tail``, so the slope is as accurate as ``T``'s
+    series, fraction or expansion (each differentiated term by term)."""
+    slopes = []
+    for i in wrt:
+        tangents = [mx.zeros_like(a), mx.zeros_like(x)]
+        tangents[i] = mx.ones_like(tangents[i])
+        _, (slope,) = mx.jvp(lambda a_, x_: [_igamma_log_tail(a_, x_)], [a, x], tangents)
+        slopes.append(slope)
+    return slopes
+
+
+@_nary
+def _igamma_grad_a_impl(a: mx.array, x: mx.array) -> mx.array:
+    inside, a1, x1 = _igamma_domain(a, x)
+    log_tail = _igamma_log_tail(a1, x1)
+    (slope,) = _log_tail_slopes(a1, x1, (0,))
+    # dP/da = -dQ/da: T's slope with the sign of P.
+    grad = mx.where(_igamma_tail_is_q(a1, x1), -1.0, 1.0) * _exp(log_tail) * slope
+    # P is 0 at x == 0 and 1 at x == inf whatever a is.
+    flat = ((x == 0) | (x == math.inf)) & (a > 0) & (a < math.inf)
+    return mx.where(inside, grad, mx.where(flat, 0.0, math.nan))
+
+
+@_nary
+def _random_gamma_grad_impl(a: mx.array, x: mx.array) -> mx.array:
+    inside, a1, x1 = _igamma_domain(a, x)
+    slope_a, slope_x = _log_tail_slopes(a1, x1, (0, 1))
+    # d sample / d a = -(dP/da) / (dP/dx), the same ratio for T = P or Q and
+    # for log T, in which nothing underflows; 0 at x == 0 (the limit).
+    grad = -slope_a / slope_x
+    at_zero = (x == 0) & (a > 0) & (a < math.inf)
+    return mx.where(inside, grad, mx.where(at_zero, 0.0, math.nan))
+
+
+def _igamma_dx(a: Any, x: Any) -> Any:
+    """``dP/dx = x^(a-1) e^-x / Gamma(a)``."""
+    return lax.exp(lax.subtract(lax.subtract(lax.multiply(lax.subtract(a, 1.0), lax.log(x)), x),
+                                lax.lgamma(a)))
+
+
+def _scalars_as_arrays(*operands: Any) -> list[Any]:
+    """The operands with Python scalars made arrays of the others' dtype, for
+    the rules (the unary special functions take arrays only)."""
+    dtype = next(aval_of(v).dtype for v in operands if not is_constant_scalar(v))
+    return [mx.array(v, dtype) if is_constant_scalar(v) else v for v in operands]
+
+
+def _a_not_differentiable(name: str) -> str:
+    return (f"{name}: the derivative with respect to a is not implemented (as in JAX); "
+            "differentiate with respect to x only")
+
+
+def _binary_special(prim: Primitive, d_a: Callable | None, d_x: Callable) -> None:
+    """The JVP and VJP of a broadcasting ``f(a, x)`` given its partial
+    derivatives ``d_a(a, x)`` and ``d_x(a, x)`` (written with ``lax``);
+    ``d_a=None``: differentiating in ``a`` raises NotImplementedError."""
+
+    def d_a_or_raise(a, x):
+        if d_a is None:
+            raise NotImplementedError(_a_not_differentiable(prim.name))
+        return d_a(a, x)
+
+    @prim.def_jvp
+    def jvp(primals, tangents):
+        (a, x), (ta, tx) = _scalars_as_arrays(*primals), tangents
+        out = prim.bind(a, x)
+        return out, tangent_to(add_tangents(
+            None if ta is None else lax.multiply(ta, d_a_or_raise(a, x)),
+            None if tx is None else lax.multiply(tx, d_x(a, x))), out)
+
+    @prim.def_vjp
+    def vjp(ct, out, a, x, *, needed):
+        a, x = _scalars_as_arrays(a, x)
+        return (unbroadcast(lax.multiply(ct, d_a_or_raise(a, x)), a) if needed[0] else None,
+                unbroadcast(lax.multiply(ct, d_x(a, x)), x) if needed[1] else None)
+
+    broadcasting(prim)
+
+
+igamma_p = Primitive("igamma", _igamma_impl, elementwise=True)
+_binary_special(igamma_p, lambda a, x: igamma_grad_a(a, x), _igamma_dx)
+
+
+def igamma(a: Any, x: Any) -> Any:
+    """The regularized lower incomplete gamma function
+    ``P(a, x) = gamma(a, x) / Gamma(a)``, as ``jax.lax.igamma``
+    (``scipy.special.gammainc``): 0 at ``x == 0``, 1 at ``x == inf`` and
+    for ``a == 0 < x``, NaN for negative ``a`` or ``x``. Differentiable in
+    both (``igamma_grad_a`` in ``a``).
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> [round(v, 6) for v in lax.igamma(mx.array([1.0, 3.0]), mx.array([1.0, 2.0])).tolist()]
+    [0.632121, 0.323324]
+    """
+    return igamma_p.bind(a, x)
+
+
+igammac_p = Primitive("igammac", _igammac_impl, elementwise=True)
+_binary_special(igammac_p, lambda a, x: lax.negative(igamma_grad_a(a, x)),
+                lambda a, x: lax.negative(_igamma_dx(a, x)))
+
+
+def igammac(a: Any, x: Any) -> Any:
+    """The regularized upper incomplete gamma function
+    ``Q(a, x) = 1 - P(a, x)``, accurate where it is tiny, as
+    ``jax.lax.igammac`` (``scipy.special.gammaincc``).
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> [f"{v:.4e}" for v in lax.igammac(mx.array([1.0, 3.0]), mx.array([1.0, 40.0])).tolist()]
+    ['3.6788e-01', '3.5729e-15']
+    """
+    return igammac_p.bind(a, x)
+
+
+igamma_grad_a_p = Primitive("igamma_grad_a", _igamma_grad_a_impl, elementwise=True)
+# d/dx dP/da = dP/dx (log x - digamma(a)); in a it is not implemented (as JAX).
+_binary_special(igamma_grad_a_p, None, lambda a, x: lax.multiply(
+    _igamma_dx(a, x), lax.subtract(lax.log(x), lax.digamma(a))))
+
+
+def igamma_grad_a(a: Any, x: Any) -> Any:
+    """``dP(a, x)/da``, the derivative of ``igamma`` in ``a``, as
+    ``jax.lax.igamma_grad_a`` (0 at ``x == 0`` and ``x == inf``).
+    Differentiable in ``x`` only.
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> round(lax.igamma_grad_a(mx.array(1.5), mx.array(2.0)).item(), 6)
+    -0.277434
+    """
+    return igamma_grad_a_p.bind(a, x)
+
+
+def _random_gamma_grad_dx(a: Any, x: Any) -> Any:
+    # r = -P_a / P_x: dr/dx = -P_ax / P_x - r P_xx / P_x, with
+    # P_ax / P_x = log x - digamma(a) and P_xx / P_x = (a - 1) / x - 1.
+    r = random_gamma_grad(a, x)
+    return lax.negative(lax.add(
+        lax.multiply(r, lax.subtract(lax.divide(lax.subtract(a, 1.0), x), 1.0)),
+        lax.subtract(lax.log(x), lax.digamma(a))))
+
+
+random_gamma_grad_p = Primitive("random_gamma_grad", _random_gamma_grad_impl, elementwise=True)
+_binary_special(random_gamma_grad_p, None, _random_gamma_grad_dx)
+
+
+def random_gamma_grad(a: Any, x: Any) -> Any:
+    """The derivative of a ``Gamma(a, 1)`` sample ``x`` in ``a`` by implicit
+    reparameterisation, ``-(dP/da) / (dP/dx)`` with ``P = igamma``, as
+    ``jax.lax.random_gamma_grad``; computed from ``log P`` or ``log Q``, so
+    it stays finite in both tails. Differentiable in ``x`` only.
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> round(lax.random_gamma_grad(mx.array(1.0), mx.array(1.0)).item(), 5)
+    1.17356
+    """
+    return random_gamma_grad_p.bind(a, x)
+
+
+# ----------------------------------------------------------------------------
+# The regularized incomplete beta function
+# ----------------------------------------------------------------------------
+
+_BETAINC_FRACTION_TERMS = {mx.float64: 300, mx.float32: 160}
+
+
+def _log_beta_prefactor(a: mx.array, b: mx.array, x: mx.array) -> mx.array:
+    """``log(x^a (1-x)^b / B(a, b))`` for ``a, b > 0`` and ``0 < x < 1``.
+    With both ``a, b >= 12``, Stirling's form
+    ``a log(x (a+b)/a) + b log((1-x) (a+b)/b) + log(ab / (2 pi (a+b)))/2
+    - log Gamma*(a) - log Gamma*(b) + log Gamma*(a+b)``, whose terms do not
+    cancel as the ``lgamma`` values do."""
+    big = (a >= _STIRLING_FROM) & (b >= _STIRLING_FROM)
+    ab, bb = mx.where(big, a, _STIRLING_FROM), mx.where(big, b, _STIRLING_FROM)
+    s = ab + bb
+    stirling = (ab * mx.log(x * (s / ab)) + bb * mx.log((1.0 - x) * (s / bb))
+                + 0.5 * mx.log(ab * bb / (2.0 * math.pi * s))
+                - _log_gamma_star(ab) - _log_gamma_star(bb) + _log_gamma_star(s))
+    direct = (a * mx.log(x) + b * mx.log1p(-x)
+              - (_lgamma_impl(a) + _lgamma_impl(b) - _lgamma_impl(a + b)))
+    return mx.where(big, stirling, direct)
+
+
+def _betainc_lower(a: mx.array, b: mx.array, x: mx.array) -> mx.array:
+    """``I_x(a, b)`` for ``x < (a + 1) / (a + b + 2)``, where the continued
+    fraction ``x^a (1-x)^b / (a B(a, b)) / (1 + d_1 / (1 + d_2 / (1 + ...)))``,
+    ``d_{2m+1} = -(a+m)(a+b+m) x / ((a+2m)(a+2m+1))``,
+    ``d_{2m} = m (b-m) x / ((a+2m-1)(a+2m))``, converges fast; evaluated
+    from its tail back."""
+    f = mx.ones_like(x)
+    for k in range(_BETAINC_FRACTION_TERMS[x.dtype], 0, -1):
+        m = k // 2
+        if k % 2:
+            d = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
+        else:
+            d = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
+        f = 1.0 + d / f
+    return _exp(_log_beta_prefactor(a, b, x) - mx.log(a) - mx.log(f))
+
+
+@_nary
+def _betainc_impl(a: mx.array, b: mx.array, x: mx.array) -> mx.array:
+    inside = (a > 0) & (b > 0) & (x > 0) & (x < 1) & (a < math.inf) & (b < math.inf)
+    a1, b1, x1 = (mx.where(inside, v, 0.5) for v in (a, b, x))
+    # I_x(a, b) = 1 - I_{1-x}(b, a): the fraction on the side where it converges.
+    swap = x1 * (a1 + b1 + 2.0) > a1 + 1.0
+    p, q = mx.where(swap, b1, a1), mx.where(swap, a1, b1)
+    y = mx.where(swap, 1.0 - x1, x1)
+    tail = _betainc_lower(p, q, y)
+    out = mx.where(swap, 1.0 - tail, tail)
+    # SciPy's edges: 0 at x == 0 or b == 0 < a, 1 at x == 1 or a == 0 < b;
+    # NaN for negative or infinite parameters, a == b == 0, x outside [0, 1].
+    zero = ((x == 0) | (b == 0)) & (a > 0)
+    one = ((x == 1) | (a == 0)) & (b > 0)
+    finite = (a < math.inf) & (b < math.inf)
+    edge = mx.where(zero & ~one & finite, 0.0, mx.where(one & ~zero & finite, 1.0, math.nan))
+    edge = mx.where((a >= 0) & (b >= 0) & (x >= 0) & (x <= 1), edge, math.nan)
+    return mx.where(inside, out, edge)
+
+
+def _betainc_dx(a: Any, b: Any, x: Any) -> Any:
+    """``d I_x(a, b) / dx = x^(a-1) (1-x)^(b-1) / B(a, b)``."""
+    log_beta = lax.subtract(lax.add(lax.lgamma(a), lax.lgamma(b)), lax.lgamma(lax.add(a, b)))
+    return lax.exp(lax.subtract(
+        lax.add(lax.multiply(lax.subtract(a, 1.0), lax.log(x)),
+                lax.multiply(lax.subtract(b, 1.0), lax.log1p(lax.negative(x)))),
+        log_beta))
+
+
+_BETAINC_AB_ERROR = ("betainc: the derivative with respect to a and b is not implemented (as "
+                     "in JAX); differentiate with respect to x only")
+
+betainc_p = Primitive("betainc", _betainc_impl, elementwise=True)
+broadcasting(betainc_p)
+
+
+@betainc_p.def_jvp
+def _betainc_jvp(primals, tangents):
+    (a, b, x), (ta, tb, tx) = _scalars_as_arrays(*primals), tangents
+    if ta is not None or tb is not None:
+        raise NotImplementedError(_BETAINC_AB_ERROR)
+    out = betainc_p.bind(a, b, x)
+    return out, tangent_to(None if tx is None else lax.multiply(tx, _betainc_dx(a, b, x)), out)
+
+
+@betainc_p.def_vjp
+def _betainc_vjp(ct, out, a, b, x, *, needed):
+    if needed[0] or needed[1]:
+        raise NotImplementedError(_BETAINC_AB_ERROR)
+    a, b, x = _scalars_as_arrays(a, b, x)
+    return (None, None,
+            unbroadcast(lax.multiply(ct, _betainc_dx(a, b, x)), x) if needed[2] else None)
+
+
+def betainc(a: Any, b: Any, x: Any) -> Any:
+    """The regularized incomplete beta function
+    ``I_x(a, b) = B(x; a, b) / B(a, b)``, as ``jax.lax.betainc``
+    (``scipy.special.betainc``): 0 at ``x == 0``, 1 at ``x == 1``, NaN for
+    negative ``a``, ``b`` or ``x`` outside [0, 1]. Differentiable in ``x``
+    only, as in JAX.
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> [round(v, 6) for v in lax.betainc(mx.array([2.0, 0.5]), 3.0, mx.array([0.4, 0.9])).tolist()]
+    [0.5248, 0.999675]
+    """
+    return betainc_p.bind(a, b, x)
