@@ -75,11 +75,15 @@ def logcdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     x, a, b, loc, scale = promote("truncnorm.logcdf", x, a, b, loc, scale)
     z = (x - loc) / scale
     z, a, b = fnp.broadcast_arrays(z, a, b)
+    inside = (z > a) & (z < b)
+    # Off the open interval the masses below are not used: a point inside keeps
+    # their values and gradients finite, so the masked branches add no NaN.
+    z_inside = fnp.where(inside, z, (a + b) / 2)
     total = _log_normal_mass(a, b)
-    lower = _log_normal_mass(a, z) - total
-    upper = _log_normal_mass(z, b) - total
-    value = fnp.where(z > a, lower, -fnp.inf)
-    value = fnp.where((lower > -0.1) & (z > a), fnp.log1p(fnp.negative(fnp.exp(upper))), value)
+    lower = _log_normal_mass(a, z_inside) - total
+    upper = _log_normal_mass(z_inside, b) - total
+    value = fnp.where(inside, lower, -fnp.inf)
+    value = fnp.where((lower > -0.1) & inside, fnp.log1p(fnp.negative(fnp.exp(upper))), value)
     value = fnp.where(z >= b, 0.0, value)
     return nan_unless(a < b, value)
 
