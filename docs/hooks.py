@@ -157,6 +157,20 @@ SAME_NAME_DIFFERENT = {
         "ppf": "derivative `+inf` at 0 and 1 (JAX's is 0)",
         "isf": "derivative `-inf` at 0 and 1 (JAX's is 0)",
     },
+    "jax.scipy.stats.truncnorm": {
+        f: "gradient 0 outside the bounds (JAX's is sometimes NaN there)"
+        for f in ["cdf", "logcdf", "sf", "logsf"]
+    },
+    "jax.scipy.stats.multinomial": {
+        "logpmf": "counts that do not add up to `n` are checked row by row along the last "
+                  "axis (JAX compares the sum of all of `x` with `n`)",
+        "pmf": "as `logpmf`: the counts are checked row by row",
+    },
+    "jax.random": {
+        "multinomial": "`unroll=` is accepted and ignored (the categories are unrolled)",
+        "wrap_key_data": "`impl` must be `threefry2x32` and `dtype` None (raw uint32 keys)",
+        "key_impl": "returns the name `'threefry2x32'` (JAX returns a `PRNGSpec`)",
+    },
     "jax.nn": {
         "gelu": "`approximate=False` by default (the exact `x * Phi(x)`, as PyTorch and "
                 "`mlx.nn.gelu`); JAX's default is `approximate=True`, the tanh form",
