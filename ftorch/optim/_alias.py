@@ -31,8 +31,16 @@ from typing import Any
 
 import mlx.core as mx
 
-from ftorch.optim._base import GradientTransformation, ScalarOrSchedule, chain, identity
+from ftorch.optim._base import (
+    GradientTransformation,
+    GradientTransformationExtraArgs,
+    ScalarOrSchedule,
+    chain,
+    identity,
+    with_extra_args_support,
+)
 from ftorch.optim._hyperparams import _optimizer_state, inject_hyperparams
+from ftorch.optim._linesearch import scale_by_zoom_linesearch
 from ftorch.optim._transform import (
     _adam_chain,
     add_decayed_weights,
@@ -44,6 +52,7 @@ from ftorch.optim._transform import (
     scale_by_adamax,
     scale_by_amsgrad,
     scale_by_factored_rms,
+    scale_by_lbfgs,
     scale_by_learning_rate,
     scale_by_lion,
     scale_by_muon,
@@ -58,10 +67,11 @@ from ftorch.optim._wrappers import masked
 
 __all__ = [
     "sgd", "adam", "nadam", "adamw", "nadamw", "amsgrad", "adamax", "lion", "rmsprop",
-    "adagrad", "adadelta", "adafactor", "lamb", "lars", "muon",
+    "adagrad", "adadelta", "adafactor", "lamb", "lars", "muon", "lbfgs",
 ]
 
 MaskOrFn = Any | Callable[[Any], Any] | None
+_ZOOM_DEFAULT = scale_by_zoom_linesearch(max_linesearch_steps=20, initial_guess_strategy="one")
 Number = float | mx.array
 
 # Each optimizer's states are of an InjectHyperparamsState subclass named after
@@ -524,3 +534,35 @@ def lars(learning_rate: ScalarOrSchedule, weight_decay: ScalarOrSchedule = 0.0,
         "learning_rate", "weight_decay", "trust_coefficient", "eps", "momentum"), name="lars")(
         learning_rate, weight_decay, weight_decay_mask, trust_coefficient, eps,
         trust_ratio_mask, momentum, nesterov)
+
+
+def lbfgs(learning_rate: ScalarOrSchedule | None = None, memory_size: int = 10,
+          scale_init_precond: bool = True,
+          linesearch: GradientTransformation | None = _ZOOM_DEFAULT,
+          ) -> GradientTransformationExtraArgs:
+    """L-BFGS: ``chain(scale_by_lbfgs(memory_size, scale_init_precond),
+    scale_by_learning_rate(learning_rate), linesearch)`` (``scale(-1)``
+    without a learning rate; no line search with ``linesearch=None``). The
+    default line search is ``scale_by_zoom_linesearch(20,
+    initial_guess_strategy="one")``, which needs ``update(grads, state,
+    params, value=..., grad=..., value_fn=...)``;
+    ``value_and_grad_from_state`` gives the value and gradient it computed
+    at the new parameters. As in optax, the hyperparameters are not in the
+    state (it is a chain's tuple).
+
+    >>> import ftorch.numpy as fnp, ftorch.optim as optim, mlx.core as mx
+    >>> f = lambda p: fnp.sum((p - 1.0) ** 2) + fnp.sum(p ** 4)
+    >>> opt, p = optim.lbfgs(), mx.zeros(3)
+    >>> state = opt.init(p)
+    >>> value_and_grad = optim.value_and_grad_from_state(f)
+    >>> for _ in range(10):
+    ...     value, grad = value_and_grad(p, state=state)
+    ...     u, state = opt.update(grad, state, p, value=value, grad=grad, value_fn=f)
+    ...     p = optim.apply_updates(p, u)
+    >>> [round(x, 4) for x in p.tolist()]
+    [0.5898, 0.5898, 0.5898]
+    """
+    scaling = scale(-1.0) if learning_rate is None else scale_by_learning_rate(learning_rate)
+    return with_extra_args_support(chain(
+        scale_by_lbfgs(memory_size, scale_init_precond), scaling,
+        identity() if linesearch is None else linesearch))

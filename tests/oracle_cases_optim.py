@@ -1,0 +1,214 @@
+"""Oracle cases for ``optax`` and ``optax.losses`` (tests/oracle.py): the losses' values
+and gradients on drawn arguments, and each optimizer's parameters after a few steps on
+drawn gradients."""
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from oracle import Oracle, arrays
+
+L = "optax.losses"
+
+
+def _f32(lo, hi):
+    """A float32 number in ``[lo, hi]``."""
+    return st.floats(float(np.float32(lo)), float(np.float32(hi)), width=32)
+
+
+def _shape(d, min_dims=1, max_dims=3, min_side=1, max_side=4):
+    return d(hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side,
+                              max_side=max_side))
+
+
+def _pair(lo=-3.0, hi=3.0, lo2=None, hi2=None, min_dims=0):
+    """Two float arrays of one drawn shape."""
+    def draw(d):
+        s = _shape(d, min_dims=min_dims)
+        return (d(arrays(s, lo=lo, hi=hi)),
+                d(arrays(s, lo=lo if lo2 is None else lo2, hi=hi if hi2 is None else hi2)))
+    return draw
+
+
+def _probs(d, shape, axis=-1):
+    """Probabilities along ``axis`` (positive, summing to 1)."""
+    x = d(arrays(shape, lo=0.1, hi=1.0))
+    return (x / x.sum(axis=axis, keepdims=True)).astype(np.float32)
+
+
+def _labels(d, shape, classes):
+    return d(arrays(shape, dtype="int32", lo=0, hi=classes - 1))
+
+
+def _mask(d, shape):
+    return d(arrays(shape, dtype="bool"))
+
+
+def _elementwise(name, lo=-3.0, hi=3.0, targets=True, **kw):
+    def args(d):
+        p, t = _pair(lo, hi)(d)
+        return ((p, t) if targets and d(st.booleans()) else (p,)), {}
+    return Oracle(f"{L}.{name}", args, **kw)
+
+
+def _axis_where(name, first, second, where=True, **kw):
+    """``name(a, b, axis=..., where=...)`` with ``first(d, shape)``, ``second(d, shape)``."""
+    def args(d):
+        s = _shape(d, min_dims=1)
+        kwargs = {"axis": d(st.integers(-len(s), len(s) - 1))}
+        if where and d(st.booleans()):
+            kwargs["where"] = _mask(d, s)
+        return (first(d, s), second(d, s)), kwargs
+    return Oracle(f"{L}.{name}", args, **kw)
+
+
+def _floats(lo=-3.0, hi=3.0):
+    return lambda d, s: d(arrays(s, lo=lo, hi=hi))
+
+
+def _scores_labels(name, min_dims=1, **kw):
+    def args(d):
+        s = _shape(d, min_dims=min_dims, max_dims=2, min_side=2)
+        return (d(arrays(s)), _labels(d, s[:-1], s[-1])), {}
+    return Oracle(f"{L}.{name}", args, **kw)
+
+
+def _integer_ce(d):
+    s = _shape(d, min_dims=1, max_dims=3, min_side=2)
+    axis = d(st.integers(-len(s), len(s) - 1))
+    labels = _labels(d, tuple(n for i, n in enumerate(s) if i != axis % len(s)), s[axis])
+    kwargs = {"axis": axis}
+    if d(st.booleans()):
+        kwargs["where"] = _mask(d, s)
+    return (d(arrays(s)), labels), kwargs
+
+
+def _ctc(d):
+    batch, frames, classes = d(st.integers(1, 3)), d(st.integers(2, 6)), d(st.integers(2, 4))
+    n = d(st.integers(1, 3))
+    logits = d(arrays((batch, frames, classes)))
+    logit_pad = np.zeros((batch, frames), np.float32)
+    label_pad = np.zeros((batch, n), np.float32)
+    for b in range(batch):
+        logit_pad[b, d(st.integers(1, frames)):] = 1.0
+        label_pad[b, d(st.integers(1, n)):] = 1.0
+    labels = _labels(d, (batch, n), classes)
+    return (logits, logit_pad, labels, label_pad), {"blank_id": d(st.integers(0, classes - 1))}
+
+
+def _ntxent(d):
+    n = d(st.integers(2, 6))
+    labels = _labels(d, (n,), 2)
+    labels[:2] = 0  # at least one positive pair
+    return (d(arrays((n, 3), lo=0.2, hi=3.0)), labels), {"temperature": 0.5}
+
+
+def _triplet(d):
+    s = _shape(d, min_dims=1, max_dims=2)
+    a, p, n = (d(arrays(s)) for _ in range(3))
+    return (a, p, n), {"axis": d(st.integers(-len(s), len(s) - 1)),
+                       "margin": d(_f32(0.0, 2.0))}
+
+
+def _ranking(d):
+    s = _shape(d, min_dims=1, max_dims=2, min_side=2)
+    kwargs = {}
+    if d(st.booleans()):  # each list keeps an item (JAX's gradient is NaN on an empty one)
+        kwargs["where"] = _mask(d, s)
+        kwargs["where"][..., 0] = True
+    elif d(st.booleans()):  # (JAX's gradient in a masked item's weight is NaN)
+        kwargs["weights"] = d(arrays(s, lo=0.0, hi=2.0))
+    return (d(arrays(s)), d(arrays(s, lo=0.0, hi=2.0))), kwargs
+
+
+def _dice(d):
+    batch, spatial, classes = d(st.integers(1, 3)), d(st.integers(1, 4)), d(st.integers(1, 3))
+    targets = np.eye(classes, dtype=np.float32)[_labels(d, (batch, spatial), classes)]
+    kwargs = {"smooth": d(_f32(0.5, 2.0)),
+              "reduction": d(st.sampled_from(["mean", "sum", "none"])),
+              "ignore_background": d(st.booleans())}
+    if d(st.booleans()):
+        kwargs["class_weights"] = d(arrays((classes,), lo=0.1, hi=2.0))
+    return (d(arrays((batch, spatial, classes))), targets), kwargs
+
+
+def _generalized_dice(d):
+    batch, spatial, classes = d(st.integers(1, 3)), d(st.integers(1, 4)), d(st.integers(2, 3))
+    targets = np.eye(classes, dtype=np.float32)[_labels(d, (batch, spatial), classes)]
+    return (d(arrays((batch, spatial, classes))), targets), {
+        "ignore_background": d(st.booleans())}
+
+
+def _binary_dice(d):
+    s = (d(st.integers(1, 3)), d(st.integers(1, 5)))
+    targets = d(arrays(s, dtype="bool")).astype(np.float32)
+    return (d(arrays(s)), targets), {"smooth": d(_f32(0.5, 2.0))}
+
+
+def _fenchel_young(L, fn, scores, targets):
+    return fn(L.scipy.special.logsumexp)(scores, targets)
+
+
+def _fy_args(d):
+    s = _shape(d, min_dims=1, max_dims=3)
+    return (d(arrays(s)), _probs(d, s)), {}
+
+
+LOSSES = [
+    _elementwise("squared_error"),
+    _elementwise("l2_loss"),
+    Oracle(f"{L}.huber_loss", lambda d: (_pair()(d), {"delta": d(_f32(0.1, 2.0))})),
+    _elementwise("log_cosh"),
+    _axis_where("cosine_similarity", _floats(0.1, 3.0), _floats(), rtol=1e-4, atol=1e-4),
+    _axis_where("cosine_distance", _floats(0.1, 3.0), _floats(), rtol=1e-4, atol=1e-4),
+    Oracle(f"{L}.hinge_loss", lambda d: (_pair()(d), {})),
+    Oracle(f"{L}.perceptron_loss", lambda d: (_pair()(d), {})),
+    _scores_labels("multiclass_hinge_loss"),
+    _scores_labels("multiclass_perceptron_loss"),
+    _scores_labels("multiclass_sparsemax_loss", min_dims=2, rtol=1e-4, atol=1e-4),
+    Oracle(f"{L}.sparsemax_loss", lambda d: (
+        (lambda s: (d(arrays(s)), d(arrays(s, dtype="bool")).astype(np.int32)))(_shape(d)), {})),
+    Oracle(f"{L}.sigmoid_binary_cross_entropy", lambda d: (_pair(lo2=0.0, hi2=1.0)(d), {})),
+    Oracle(f"{L}.sigmoid_focal_loss", lambda d: (_pair(lo2=0.0, hi2=1.0)(d), {
+        "alpha": d(st.none() | _f32(0.1, 0.9)),
+        "gamma": d(_f32(0.0, 3.0))}), rtol=1e-4, atol=1e-5),
+    _axis_where("softmax_cross_entropy", _floats(), lambda d, s: d(arrays(s, lo=0.0, hi=1.0))),
+    Oracle(f"{L}.softmax_cross_entropy_with_integer_labels", _integer_ce),
+    Oracle(f"{L}.safe_softmax_cross_entropy", lambda d: (
+        (lambda s: (d(arrays(s)), _probs(d, s)))(_shape(d)), {})),
+    Oracle(f"{L}.poly_loss_cross_entropy", lambda d: (
+        (lambda s: (d(arrays(s)), _probs(d, s)))(_shape(d)),
+        {"epsilon": d(_f32(-1.0, 3.0))})),
+    _axis_where("kl_divergence", _floats(-3.0, -0.1), _floats(0.1, 1.0)),
+    _axis_where("kl_divergence_with_log_targets", _floats(-3.0, -0.1), _floats(-3.0, -0.1)),
+    _axis_where("generalized_kl_divergence", _floats(-3.0, 1.0), _floats(0.1, 2.0)),
+    _axis_where("convex_kl_divergence", _floats(-3.0, 1.0), _floats(0.1, 2.0)),
+    Oracle(f"{L}.smooth_labels", lambda d: (
+        (lambda s: (_probs(d, s), d(_f32(0.0, 1.0))))(_shape(d)),
+        {"axis": -1})),
+    Oracle(f"{L}.ctc_loss", _ctc, rtol=1e-4, atol=1e-4),
+    Oracle(f"{L}.ctc_loss_with_forward_probs", _ctc, rtol=1e-4, atol=1e-3),
+    Oracle(f"{L}.ntxent", _ntxent, rtol=1e-4, atol=1e-4),
+    Oracle(f"{L}.triplet_margin_loss", _triplet, rtol=1e-4, atol=1e-4),
+    Oracle(f"{L}.ranking_softmax_loss", _ranking, rtol=1e-4, atol=1e-5),
+    Oracle(f"{L}.dice_loss", _dice, rtol=1e-4, atol=1e-5),
+    Oracle(f"{L}.multiclass_generalized_dice_loss", _generalized_dice, rtol=1e-4, atol=1e-5),
+    Oracle(f"{L}.binary_dice_loss", _binary_dice, rtol=1e-4, atol=1e-5),
+    Oracle(f"{L}.make_fenchel_young_loss", _fy_args, run=_fenchel_young, rtol=1e-4,
+           atol=1e-5),
+]
+
+# optax exports these losses at its top level too: the same functions.
+TOP_LEVEL_LOSSES = [
+    "convex_kl_divergence", "cosine_distance", "cosine_similarity", "ctc_loss",
+    "ctc_loss_with_forward_probs", "generalized_kl_divergence", "hinge_loss", "huber_loss",
+    "kl_divergence", "l2_loss", "log_cosh", "ntxent", "safe_softmax_cross_entropy",
+    "sigmoid_binary_cross_entropy", "sigmoid_focal_loss", "smooth_labels",
+    "softmax_cross_entropy", "softmax_cross_entropy_with_integer_labels", "squared_error",
+]
+
+ORACLE = [*LOSSES]
+
+UNCHECKED = {
+    f"optax.{n}": "the function of optax.losses of that name, checked there"
+    for n in TOP_LEVEL_LOSSES
+}
