@@ -206,7 +206,128 @@ TOP_LEVEL_LOSSES = [
     "softmax_cross_entropy", "softmax_cross_entropy_with_integer_labels", "squared_error",
 ]
 
-ORACLE = [*LOSSES]
+# ---------------------------------------------------------------------------
+# Optimizers: parameters after a few steps on drawn gradients
+# ---------------------------------------------------------------------------
+
+O = "optax"
+
+
+def _params_grads(d, steps=3):
+    """A parameter dict and ``steps`` gradient dicts like it."""
+    shapes = {"w": (d(st.integers(1, 3)), d(st.integers(1, 3))), "b": (d(st.integers(1, 3)),)}
+    params = {k: _no_tiny(d(arrays(s))) for k, s in shapes.items()}
+    grads = [{k: _no_tiny(d(arrays(s))) for k, s in shapes.items()} for _ in range(steps)]
+    return params, grads
+
+
+def _no_tiny(x):
+    """``x`` with entries below 1e-3 in size set to 0: XLA's CPU flushes the
+    subnormal numbers their products make to 0, MLX keeps them (a sign
+    differs)."""
+    return np.where(np.abs(x) < 1e-3, 0.0, x).astype(x.dtype)
+
+
+def _descend(L, fn, params, grads, factory_kwargs=None, **kwargs):
+    """``params`` after one update of ``fn(**kwargs)`` per gradient."""
+    opt = fn(**kwargs)
+    state = opt.init(params)
+    for g in grads:
+        updates, state = opt.update(g, state, params)
+        params = L.optim.apply_updates(params, updates)
+    return params
+
+
+def optimizer(name, rtol=1e-4, atol=1e-5, values=True, **draws):
+    """``name(**kwargs)`` run for three steps; ``draws`` maps each keyword to a
+    strategy (or a fixed value)."""
+    def args(d):
+        params, grads = _params_grads(d)
+        kwargs = {k: d(v) if isinstance(v, st.SearchStrategy) else v for k, v in draws.items()}
+        return (params, grads), kwargs
+    return Oracle(f"{O}.{name}", args, run=_descend, grad=False, rtol=rtol, atol=atol,
+                  values=values)
+
+
+LR = _f32(0.01, 0.3)
+DECAY = _f32(0.5, 0.99)
+
+OPTIMIZERS = [
+    optimizer("sgd", learning_rate=LR, momentum=st.none() | DECAY, nesterov=st.booleans()),
+    optimizer("adam", learning_rate=LR, b1=DECAY, b2=DECAY, nesterov=st.booleans()),
+    optimizer("adamw", learning_rate=LR, weight_decay=_f32(0.0, 0.5)),
+    optimizer("nadam", learning_rate=LR),
+    optimizer("nadamw", learning_rate=LR, weight_decay=_f32(0.0, 0.5)),
+    optimizer("amsgrad", learning_rate=LR, b2=DECAY),
+    optimizer("adamax", learning_rate=LR),
+    optimizer("lion", learning_rate=LR, weight_decay=_f32(0.0, 0.5)),
+    optimizer("rmsprop", learning_rate=LR, decay=DECAY, centered=st.booleans(),
+              momentum=st.none() | DECAY),
+    optimizer("adagrad", learning_rate=LR),
+    optimizer("adadelta", learning_rate=LR, rho=DECAY),
+    optimizer("adafactor", learning_rate=LR, min_dim_size_to_factor=2, rtol=1e-3, atol=1e-4),
+    optimizer("lamb", learning_rate=LR, rtol=1e-3, atol=1e-4),
+    optimizer("lars", learning_rate=LR, rtol=1e-3, atol=1e-4),
+]
+
+
+# L-BFGS on a drawn least-squares problem with a quartic term: the line search's iterates.
+
+def _lbfgs_problem(d):
+    n = d(st.integers(2, 4))
+    a = d(arrays((n + 1, n), lo=-2.0, hi=2.0)) + 3.0 * np.eye(n + 1, n, dtype=np.float32)
+    return (d(arrays((n,), lo=-1.0, hi=1.0)), a, d(arrays((n + 1,)))), {}
+
+
+def _minimize(L, fn, x0, a, b, steps=4, **kwargs):
+    """``x`` after ``steps`` steps of ``fn(**kwargs)`` (a line-search optimizer) on
+    ``|a x - b|^2 / 2 + sum(x^4) / 4``."""
+    def f(x):
+        r = a @ x - b
+        return 0.5 * L.numpy.sum(r * r) + 0.25 * L.numpy.sum(x ** 4)
+
+    opt = fn(**kwargs)
+    state = opt.init(x0)
+    value_and_grad = L.optim.value_and_grad_from_state(f)
+    x = x0
+    for _ in range(steps):
+        value, grad = value_and_grad(x, state=state)
+        updates, state = opt.update(grad, state, x, value=value, grad=grad, value_fn=f)
+        x = L.optim.apply_updates(x, updates)
+    return x
+
+
+def _linesearch_run(linesearch):
+    """Gradient descent with ``linesearch`` for three steps (``fn`` is the line search)."""
+    def run(L, fn, x0, a, b):
+        def f(x):
+            r = a @ x - b
+            return 0.5 * L.numpy.sum(r * r) + 0.25 * L.numpy.sum(x ** 4)
+
+        opt = L.optim.chain(L.optim.sgd(1.0), linesearch(fn))
+        state, x = opt.init(x0), x0
+        for _ in range(3):
+            value, grad = L.jax.value_and_grad(f)(x)
+            updates, state = opt.update(grad, state, x, value=value, grad=grad, value_fn=f)
+            x = L.optim.apply_updates(x, updates)
+        return x
+    return run
+
+
+LINE_SEARCHES = [
+    Oracle(f"{O}.lbfgs", _lbfgs_problem, run=_minimize, grad=False, rtol=1e-3, atol=1e-4),
+    Oracle(f"{O}.scale_by_zoom_linesearch", _lbfgs_problem, grad=False, rtol=1e-3, atol=1e-4,
+           run=_linesearch_run(lambda fn: fn(max_linesearch_steps=15))),
+    Oracle(f"{O}.scale_by_backtracking_linesearch", _lbfgs_problem, grad=False, rtol=1e-3,
+           atol=1e-4, run=_linesearch_run(lambda fn: fn(max_backtracking_steps=15))),
+    Oracle(f"{O}.value_and_grad_from_state", _lbfgs_problem, grad=False, rtol=1e-3, atol=1e-4,
+           run=lambda L, fn, x0, a, b: _minimize(L, lambda: L.optim.lbfgs(), x0, a, b)),
+    Oracle(f"{O}.scale_by_lbfgs", lambda d: (_params_grads(d, steps=4), {
+        "memory_size": d(st.integers(1, 3)), "scale_init_precond": d(st.booleans())}),
+        run=_descend, grad=False, rtol=1e-3, atol=1e-4),
+]
+
+ORACLE = [*LOSSES, *OPTIMIZERS, *LINE_SEARCHES]
 
 UNCHECKED = {
     f"optax.{n}": "the function of optax.losses of that name, checked there"
