@@ -210,7 +210,7 @@ TOP_LEVEL_LOSSES = [
 # Optimizers: parameters after a few steps on drawn gradients
 # ---------------------------------------------------------------------------
 
-O = "optax"
+OPTAX = "optax"
 
 
 def _params_grads(d, steps=3):
@@ -245,7 +245,7 @@ def optimizer(name, rtol=1e-4, atol=1e-5, values=True, **draws):
         params, grads = _params_grads(d)
         kwargs = {k: d(v) if isinstance(v, st.SearchStrategy) else v for k, v in draws.items()}
         return (params, grads), kwargs
-    return Oracle(f"{O}.{name}", args, run=_descend, grad=False, rtol=rtol, atol=atol,
+    return Oracle(f"{OPTAX}.{name}", args, run=_descend, grad=False, rtol=rtol, atol=atol,
                   values=values)
 
 
@@ -268,6 +268,25 @@ OPTIMIZERS = [
     optimizer("adafactor", learning_rate=LR, min_dim_size_to_factor=2, rtol=1e-3, atol=1e-4),
     optimizer("lamb", learning_rate=LR, rtol=1e-3, atol=1e-4),
     optimizer("lars", learning_rate=LR, rtol=1e-3, atol=1e-4),
+    optimizer("adabelief", learning_rate=LR, b1=DECAY, b2=DECAY, nesterov=st.booleans(),
+              rtol=1e-3, atol=1e-4),
+    optimizer("adamaxw", learning_rate=LR, weight_decay=_f32(0.0, 0.5)),
+    optimizer("adan", learning_rate=LR, weight_decay=_f32(0.0, 0.5), rtol=1e-3, atol=1e-4),
+    optimizer("novograd", learning_rate=LR, weight_decay=_f32(0.0, 0.5), rtol=1e-3,
+              atol=1e-4),
+    optimizer("radam", learning_rate=LR, b2=_f32(0.3, 0.99), nesterov=st.booleans(),
+              rtol=1e-3, atol=1e-4),
+    optimizer("rprop", learning_rate=LR),
+    optimizer("sm3", learning_rate=LR, rtol=1e-3, atol=1e-4),
+    optimizer("yogi", learning_rate=LR, b1=DECAY, b2=DECAY, rtol=1e-3, atol=1e-4),
+    optimizer("fromage", learning_rate=LR, rtol=1e-3, atol=1e-4),
+    optimizer("sign_sgd", learning_rate=LR),
+    optimizer("signum", learning_rate=LR, beta=DECAY),
+    optimizer("optimistic_gradient_descent", learning_rate=LR, alpha=_f32(0.5, 2.0),
+              beta=_f32(0.0, 2.0)),
+    optimizer("optimistic_adam", learning_rate=LR, rtol=1e-3, atol=1e-4),
+    optimizer("optimistic_adam_v2", learning_rate=LR, alpha=_f32(0.5, 2.0),
+              beta=_f32(0.0, 2.0), rtol=1e-3, atol=1e-4),
 ]
 
 
@@ -315,14 +334,14 @@ def _linesearch_run(linesearch):
 
 
 LINE_SEARCHES = [
-    Oracle(f"{O}.lbfgs", _lbfgs_problem, run=_minimize, grad=False, rtol=1e-3, atol=1e-4),
-    Oracle(f"{O}.scale_by_zoom_linesearch", _lbfgs_problem, grad=False, rtol=1e-3, atol=1e-4,
+    Oracle(f"{OPTAX}.lbfgs", _lbfgs_problem, run=_minimize, grad=False, rtol=1e-3, atol=1e-4),
+    Oracle(f"{OPTAX}.scale_by_zoom_linesearch", _lbfgs_problem, grad=False, rtol=1e-3, atol=1e-4,
            run=_linesearch_run(lambda fn: fn(max_linesearch_steps=15))),
-    Oracle(f"{O}.scale_by_backtracking_linesearch", _lbfgs_problem, grad=False, rtol=1e-3,
+    Oracle(f"{OPTAX}.scale_by_backtracking_linesearch", _lbfgs_problem, grad=False, rtol=1e-3,
            atol=1e-4, run=_linesearch_run(lambda fn: fn(max_backtracking_steps=15))),
-    Oracle(f"{O}.value_and_grad_from_state", _lbfgs_problem, grad=False, rtol=1e-3, atol=1e-4,
+    Oracle(f"{OPTAX}.value_and_grad_from_state", _lbfgs_problem, grad=False, rtol=1e-3, atol=1e-4,
            run=lambda L, fn, x0, a, b: _minimize(L, lambda: L.optim.lbfgs(), x0, a, b)),
-    Oracle(f"{O}.scale_by_lbfgs", lambda d: (_params_grads(d, steps=4), {
+    Oracle(f"{OPTAX}.scale_by_lbfgs", lambda d: (_params_grads(d, steps=4), {
         "memory_size": d(st.integers(1, 3)), "scale_init_precond": d(st.booleans())}),
         run=_descend, grad=False, rtol=1e-3, atol=1e-4),
 ]

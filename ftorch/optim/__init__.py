@@ -18,6 +18,7 @@ their hyperparameters (the learning rate, ...) in the state as arrays: set
 """
 
 from ftorch.optim import (
+    _adaptive,
     _alias,
     _base,
     _hyperparams,
@@ -27,6 +28,7 @@ from ftorch.optim import (
     _wrappers,
     losses,
 )
+from ftorch.optim._adaptive import *  # noqa: F403
 from ftorch.optim._alias import *  # noqa: F403
 from ftorch.optim._base import *  # noqa: F403
 from ftorch.optim._hyperparams import *  # noqa: F403
@@ -65,5 +67,6 @@ _TOP_LEVEL_LOSSES = [
     "softmax_cross_entropy", "softmax_cross_entropy_with_integer_labels", "squared_error",
 ]
 
-__all__ = [*_base.__all__, *_hyperparams.__all__, *_transform.__all__, *_wrappers.__all__,
-           *_linesearch.__all__, *_alias.__all__, *_schedule.__all__, "losses", *_TOP_LEVEL_LOSSES]
+__all__ = [*_base.__all__, *_hyperparams.__all__, *_transform.__all__, *_adaptive.__all__,
+           *_wrappers.__all__, *_linesearch.__all__, *_alias.__all__, *_schedule.__all__,
+           "losses", *_TOP_LEVEL_LOSSES]
