@@ -346,9 +346,190 @@ LINE_SEARCHES = [
         run=_descend, grad=False, rtol=1e-3, atol=1e-4),
 ]
 
-ORACLE = [*LOSSES, *OPTIMIZERS, *LINE_SEARCHES]
+
+
+def transform(name, rtol=1e-4, atol=1e-5, **draws):
+    """The building block ``name(**kwargs)`` for three steps (its updates added
+    to the parameters)."""
+    return optimizer(name, rtol=rtol, atol=atol, **draws)
+
+
+TRANSFORMS = [
+    transform("scale", step_size=_f32(-2.0, 2.0)),
+    transform("scale_by_learning_rate", learning_rate=LR, flip_sign=st.booleans()),
+    transform("scale_by_schedule", step_size_fn=st.just(lambda count: 0.5 / (count + 1))),
+    transform("trace", decay=DECAY, nesterov=st.booleans()),
+    transform("ema", decay=DECAY, debias=st.booleans()),
+    transform("scale_by_adam", b1=DECAY, b2=DECAY, nesterov=st.booleans(), rtol=1e-3,
+              atol=1e-4),
+    transform("scale_by_amsgrad", b1=DECAY, b2=DECAY, rtol=1e-3, atol=1e-4),
+    transform("scale_by_adamax", rtol=1e-3, atol=1e-4),
+    transform("scale_by_rms", decay=DECAY, eps_in_sqrt=st.booleans(),
+              bias_correction=st.booleans(), rtol=1e-3, atol=1e-4),
+    transform("scale_by_stddev", decay=DECAY, initial_scale=st.just(1.0), rtol=1e-3,
+              atol=1e-4),
+    transform("scale_by_rss", rtol=1e-3, atol=1e-4),
+    transform("scale_by_lion", b1=DECAY, b2=DECAY),
+    transform("scale_by_adadelta", rho=DECAY, rtol=1e-3, atol=1e-4),
+    transform("scale_by_factored_rms", min_dim_size_to_factor=2, rtol=1e-3, atol=1e-4),
+    transform("scale_by_param_block_norm", rtol=1e-4, atol=1e-4),
+    transform("scale_by_param_block_rms", rtol=1e-4, atol=1e-4),
+    transform("scale_by_trust_ratio", rtol=1e-4, atol=1e-4),
+    transform("scale_by_sign"),
+    transform("add_decayed_weights", weight_decay=_f32(0.0, 0.5)),
+    transform("clip", max_delta=_f32(0.1, 2.0)),
+    transform("clip_by_global_norm", max_norm=_f32(0.1, 5.0)),
+    transform("clip_by_block_rms", threshold=_f32(0.1, 2.0)),
+    transform("identity"),
+    transform("set_to_zero"),
+    transform("scale_by_belief", b1=DECAY, b2=DECAY, nesterov=st.booleans(), rtol=1e-3,
+              atol=1e-4),
+    transform("scale_by_yogi", rtol=1e-3, atol=1e-4),
+    transform("scale_by_radam", b2=_f32(0.3, 0.99), nesterov=st.booleans(), rtol=1e-3,
+              atol=1e-4),
+    transform("scale_by_adan", rtol=1e-3, atol=1e-4),
+    transform("scale_by_novograd", rtol=1e-3, atol=1e-4),
+    transform("scale_by_sm3", rtol=1e-3, atol=1e-4),
+    transform("scale_by_rprop", learning_rate=LR),
+    transform("scale_by_optimistic_gradient", alpha=_f32(0.5, 2.0), beta=_f32(0.0, 2.0)),
+    transform("scale_by_distance_over_gradients", rtol=1e-3, atol=1e-4),
+    transform("normalize_by_update_norm", rtol=1e-4, atol=1e-5),
+    transform("apply_every", k=st.integers(1, 3)),
+    transform("centralize"),
+    transform("keep_params_nonnegative"),
+    transform("zero_nans"),
+    Oracle(f"{OPTAX}.noisy_sgd", lambda d: (_params_grads(d), {"learning_rate": 0.1, "key": 0}),
+           run=_descend, grad=False, values=False),
+    Oracle(f"{OPTAX}.add_noise", lambda d: (_params_grads(d), {"eta": 0.01, "gamma": 0.55,
+                                                                 "key": 0}),
+           run=_descend, grad=False, values=False),
+]
+
+
+def _chain_run(L, fn, params, grads):
+    return _descend(L, lambda: fn(L.optim.trace(0.9), L.optim.scale(-0.1)), params, grads)
+
+
+def _named_chain_run(L, fn, params, grads):
+    return _descend(L, lambda: fn(("momentum", L.optim.trace(0.9)),
+                                  ("lr", L.optim.scale(-0.1))), params, grads)
+
+
+def _lookahead_run(L, fn, params, grads, sync_period, slow_step_size):
+    opt = fn(L.optim.adam(0.1), sync_period=sync_period, slow_step_size=slow_step_size)
+    both = L.optim.LookaheadParams.init_synced(params)
+    state = opt.init(both)
+    for g in grads:
+        updates, state = opt.update(g, state, both)
+        both = L.optim.apply_updates(both, updates)
+    return both
+
+
+def _masked_run(L, fn, params, grads):
+    return _descend(L, lambda: fn(L.optim.sgd(0.1), {"w": True, "b": False}), params, grads)
+
+
+def _tree_pair(d):
+    params, grads = _params_grads(d, steps=1)
+    return (grads[0], params), {}
+
+
+WRAPPERS = [
+    Oracle(f"{OPTAX}.chain", lambda d: (_params_grads(d), {}), run=_chain_run, grad=False),
+    Oracle(f"{OPTAX}.named_chain", lambda d: (_params_grads(d), {}), run=_named_chain_run,
+           grad=False),
+    Oracle(f"{OPTAX}.masked", lambda d: (_params_grads(d), {}), run=_masked_run, grad=False),
+    Oracle(f"{OPTAX}.lookahead", lambda d: (_params_grads(d, steps=4), {
+        "sync_period": d(st.integers(1, 3)), "slow_step_size": d(_f32(0.1, 0.9))}),
+        run=_lookahead_run, grad=False, rtol=1e-3, atol=1e-4),
+    Oracle(f"{OPTAX}.apply_updates", _tree_pair),
+    Oracle(f"{OPTAX}.global_norm", lambda d: ((_params_grads(d, steps=1)[0],), {})),
+    Oracle(f"{OPTAX}.incremental_update", lambda d: (
+        (*_tree_pair(d)[0], d(_f32(0.0, 1.0))), {})),
+    Oracle(f"{OPTAX}.bias_correction", lambda d: (
+        (_params_grads(d, steps=1)[0], d(DECAY), d(st.integers(1, 5))), {})),
+    Oracle(f"{OPTAX}.update_moment", lambda d: (
+        (*_tree_pair(d)[0], d(DECAY), d(st.integers(1, 2))), {})),
+    Oracle(f"{OPTAX}.update_moment_per_elem_norm", lambda d: (
+        (*_tree_pair(d)[0], d(DECAY), d(st.integers(1, 2))), {}), grad=False),
+    Oracle(f"{OPTAX}.update_infinity_moment", lambda d: (
+        (*_tree_pair(d)[0], d(DECAY), 1e-3), {}), grad=False),
+    Oracle(f"{OPTAX}.safe_norm", lambda d: ((d(arrays(_shape(d), lo=-1.0, hi=1.0)),
+                                             d(_f32(0.0, 2.0))), {}), rtol=1e-4, atol=1e-5),
+    Oracle(f"{OPTAX}.safe_root_mean_squares", lambda d: (
+        (d(arrays(_shape(d), lo=-1.0, hi=1.0)), d(_f32(0.0, 2.0))), {}), rtol=1e-4, atol=1e-5),
+    Oracle(f"{OPTAX}.scale_gradient", lambda d: ((d(arrays(_shape(d))), d(_f32(-2.0, 2.0))),
+                                                 {})),
+]
+
+
+def schedule(name, **draws):
+    """``name(**kwargs)`` at steps 0, 3, ..., 30."""
+    def args(d):
+        return (), {k: d(v) if isinstance(v, st.SearchStrategy) else v
+                    for k, v in draws.items()}
+    return Oracle(f"{OPTAX}.{name}", args, grad=False, dtypes=False, rtol=1e-4, atol=1e-6,
+                  run=lambda L, fn, **kw: [fn(**kw)(n) for n in range(0, 31, 3)])
+
+
+STEPS = st.integers(1, 20)
+SCHEDULES = [
+    schedule("constant_schedule", value=LR),
+    schedule("linear_schedule", init_value=LR, end_value=LR, transition_steps=STEPS,
+             transition_begin=st.integers(0, 5)),
+    schedule("polynomial_schedule", init_value=LR, end_value=LR, power=_f32(0.5, 3.0),
+             transition_steps=STEPS),
+    schedule("exponential_decay", init_value=LR, transition_steps=STEPS, decay_rate=DECAY,
+             staircase=st.booleans()),
+    schedule("cosine_decay_schedule", init_value=LR, decay_steps=STEPS, alpha=_f32(0.0, 0.5)),
+    schedule("piecewise_constant_schedule", init_value=LR,
+             boundaries_and_scales=st.just({5: 0.5, 12: 0.1})),
+    schedule("warmup_cosine_decay_schedule", init_value=LR, peak_value=_f32(0.3, 1.0),
+             warmup_steps=st.integers(1, 10), decay_steps=st.integers(11, 40)),
+    schedule("warmup_constant_schedule", init_value=LR, peak_value=_f32(0.3, 1.0),
+             warmup_steps=st.integers(1, 10)),
+    schedule("warmup_exponential_decay_schedule", init_value=LR, peak_value=_f32(0.3, 1.0),
+             warmup_steps=st.integers(1, 10), transition_steps=STEPS, decay_rate=DECAY),
+    schedule("linear_onecycle_schedule", transition_steps=st.integers(10, 40),
+             peak_value=_f32(0.3, 1.0)),
+    schedule("cosine_onecycle_schedule", transition_steps=st.integers(10, 40),
+             peak_value=_f32(0.3, 1.0)),
+    schedule("piecewise_interpolate_schedule", interpolate_type=st.sampled_from(
+        ["linear", "cosine"]), init_value=LR, boundaries_and_scales=st.just({5: 2.0, 12: 0.1})),
+    schedule("sgdr_schedule", cosine_kwargs=st.just([
+        {"init_value": 0.1, "peak_value": 1.0, "warmup_steps": 3, "decay_steps": 10},
+        {"init_value": 0.1, "peak_value": 0.5, "warmup_steps": 2, "decay_steps": 12}])),
+]
+
+ORACLE = [*LOSSES, *OPTIMIZERS, *LINE_SEARCHES, *TRANSFORMS, *WRAPPERS, *SCHEDULES]
+
+_TYPES = ("a type (a state, a protocol or an alias): no values to compare; "
+          "tests/test_optim_*.py use it")
+_WRAPPED = "a wrapper: tests/test_optim_wrappers.py checks it"
 
 UNCHECKED = {
-    f"optax.{n}": "the function of optax.losses of that name, checked there"
-    for n in TOP_LEVEL_LOSSES
+    **{f"optax.{n}": "the function of optax.losses of that name, checked there"
+       for n in TOP_LEVEL_LOSSES},
+    **{f"optax.{n}": _TYPES for n in (
+        "AddDecayedWeightsState", "AddNoiseState", "ApplyEvery", "ApplyIfFiniteState",
+        "ClipByGlobalNormState", "ClipState", "EmaState", "EmptyState", "FactoredState",
+        "GradientTransformation", "GradientTransformationExtraArgs", "InjectHyperparamsState",
+        "LookaheadParams", "LookaheadState", "MaskedNode", "MaskedState", "MultiStepsState",
+        "MultiTransformState", "NonNegativeParamsState", "OptState", "Params",
+        "PartitionState", "ScalarOrSchedule", "ScaleByAdaDeltaState", "ScaleByAdamState",
+        "ScaleByAdanState", "ScaleByAmsgradState", "ScaleByBacktrackingLinesearchState",
+        "ScaleByBeliefState", "ScaleByDistanceOverGradientsState", "ScaleByLBFGSState",
+        "ScaleByLionState", "ScaleByNovogradState", "ScaleByOptimisticGradientState",
+        "ScaleByRStdDevState", "ScaleByRmsState", "ScaleByRpropState", "ScaleByRssState",
+        "ScaleBySM3State", "ScaleByScheduleState", "ScaleByTrustRatioState",
+        "ScaleByZoomLinesearchState", "Schedule", "ShouldSkipUpdateFunction", "TraceState",
+        "TransformInitFn", "TransformUpdateExtraArgsFn", "TransformUpdateFn", "Updates",
+        "ZeroNansState", "ZoomLinesearchInfo")},
+    **{f"optax.{n}": _WRAPPED for n in (
+        "MultiSteps", "apply_if_finite", "freeze", "inject_hyperparams", "multi_transform",
+        "partition", "periodic_update", "selective_transform", "skip_large_updates",
+        "skip_not_finite", "with_extra_args_support", "stateless", "stateless_with_tree_map",
+        "init_empty_state", "join_schedules")},
+    "optax.safe_increment": "a counter's increment: tests/test_optim_optimizers.py",
+    "optax.safe_int32_increment": "a counter's increment: its doctest checks the saturation",
 }

@@ -23,6 +23,7 @@ from ftorch.optim import (
     _base,
     _hyperparams,
     _linesearch,
+    _numerics,
     _schedule,
     _transform,
     _wrappers,
@@ -33,6 +34,7 @@ from ftorch.optim._alias import *  # noqa: F403
 from ftorch.optim._base import *  # noqa: F403
 from ftorch.optim._hyperparams import *  # noqa: F403
 from ftorch.optim._linesearch import *  # noqa: F403
+from ftorch.optim._numerics import *  # noqa: F403
 from ftorch.optim._schedule import *  # noqa: F403
 from ftorch.optim._transform import *  # noqa: F403
 from ftorch.optim._wrappers import *  # noqa: F403
@@ -68,5 +70,6 @@ _TOP_LEVEL_LOSSES = [
 ]
 
 __all__ = [*_base.__all__, *_hyperparams.__all__, *_transform.__all__, *_adaptive.__all__,
+           *_numerics.__all__,
            *_wrappers.__all__, *_linesearch.__all__, *_alias.__all__, *_schedule.__all__,
            "losses", *_TOP_LEVEL_LOSSES]

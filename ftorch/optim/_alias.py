@@ -52,6 +52,7 @@ from ftorch.optim._base import (
 )
 from ftorch.optim._hyperparams import _optimizer_state, inject_hyperparams
 from ftorch.optim._linesearch import scale_by_zoom_linesearch
+from ftorch.optim._numerics import add_noise
 from ftorch.optim._transform import (
     _adam_chain,
     add_decayed_weights,
@@ -82,7 +83,7 @@ __all__ = [
     "adagrad", "adadelta", "adafactor", "lamb", "lars", "muon", "lbfgs",
     "adabelief", "adamaxw", "adan", "novograd", "radam", "rprop", "sm3", "yogi", "fromage",
     "sign_sgd", "signum", "optimistic_gradient_descent", "optimistic_adam",
-    "optimistic_adam_v2", "polyak_sgd",
+    "optimistic_adam_v2", "polyak_sgd", "noisy_sgd",
 ]
 
 MaskOrFn = Any | Callable[[Any], Any] | None
@@ -916,3 +917,18 @@ def polyak_sgd(max_learning_rate: Number = 1.0, scaling: ScalarOrSchedule = 1.0,
     """
     return chain(sgd(learning_rate=scaling),
                  scale_by_polyak(f_min, max_learning_rate, eps, variant))
+
+
+def noisy_sgd(learning_rate: ScalarOrSchedule, eta: Number = 0.01, gamma: Number = 0.55,
+              key: Any | int | None = None, *, seed: int | None = None
+              ) -> GradientTransformation:
+    """SGD with annealed Gaussian gradient noise: ``p -= lr * (g + n)``,
+    ``n ~ N(0, eta / t ** gamma)`` (see ``add_noise``; ftorch's random
+    streams differ from JAX's).
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.noisy_sgd(0.1, key=0)
+    >>> opt.update(mx.ones(2), opt.init(mx.zeros(2)))[0].shape
+    (2,)
+    """
+    return chain(add_noise(eta, gamma, key, seed=seed), scale_by_learning_rate(learning_rate))

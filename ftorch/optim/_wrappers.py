@@ -39,7 +39,7 @@ __all__ = [
     "partition", "PartitionState", "multi_transform", "MultiTransformState",
     "MultiSteps", "MultiStepsState", "ShouldSkipUpdateFunction", "skip_not_finite",
     "skip_large_updates", "apply_if_finite", "ApplyIfFiniteState", "incremental_update",
-    "periodic_update",
+    "periodic_update", "lookahead", "LookaheadParams", "LookaheadState",
 ]
 
 
@@ -565,3 +565,92 @@ def periodic_update(new_tensors: Params, old_tensors: Params, steps: int | Any,
                          f"{update_period}")
     refresh = fnp.asarray(steps) % update_period == 0
     return _select(refresh, new_tensors, old_tensors, "periodic_update", "new_tensors")
+
+
+class LookaheadParams(NamedTuple):
+    """The two sets of weights of ``lookahead``: ``fast``, those the wrapped
+    optimizer steps, and ``slow``, their average pulled toward them at each
+    synchronisation (evaluate the model with ``slow``)."""
+
+    fast: Params
+    slow: Params
+
+    @classmethod
+    def init_synced(cls, params: Params) -> LookaheadParams:
+        """Fast and slow weights both ``params``.
+
+        >>> import ftorch.optim as optim, mlx.core as mx
+        >>> optim.LookaheadParams.init_synced(mx.zeros(1)).slow.tolist()
+        [0.0]
+        """
+        return cls(fast=params, slow=params)
+
+
+class LookaheadState(NamedTuple):
+    """``fast_state``: the wrapped optimizer's state; ``steps_since_sync``:
+    updates since the last synchronisation (int32)."""
+
+    fast_state: OptState
+    steps_since_sync: Any
+
+
+def lookahead(fast_optimizer: GradientTransformation, sync_period: int,
+              slow_step_size: float | Any, reset_state: bool = False
+              ) -> GradientTransformation:
+    """Lookahead (Zhang et al.): ``fast_optimizer`` steps the fast weights;
+    every ``sync_period`` steps the slow weights move ``slow_step_size`` of
+    the way to them and the fast weights restart from there (and, with
+    ``reset_state``, the fast optimizer's state from its ``init``).
+
+    The parameters are ``LookaheadParams(fast, slow)``
+    (``LookaheadParams.init_synced(params)`` to start); ``update(grads,
+    state, params)`` takes the gradients at the fast weights and returns a
+    ``LookaheadParams`` of updates for ``apply_updates``.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.lookahead(optim.sgd(1.0), sync_period=2, slow_step_size=0.5)
+    >>> params = optim.LookaheadParams.init_synced(mx.array([0.0]))
+    >>> state = opt.init(params)
+    >>> for _ in range(2):
+    ...     updates, state = opt.update(mx.array([1.0]), state, params)
+    ...     params = optim.apply_updates(params, updates)
+    >>> params.fast.tolist(), params.slow.tolist()
+    ([-1.0], [-1.0])
+    """
+    if isinstance(sync_period, bool) or not isinstance(sync_period, int) or sync_period < 1:
+        raise ValueError(f"lookahead: sync_period must be a positive int, got {sync_period!r}")
+    if not isinstance(fast_optimizer, GradientTransformation):
+        raise TypeError(f"lookahead: fast_optimizer must be a GradientTransformation, got "
+                        f"{type(fast_optimizer).__name__}")
+
+    def init(params):
+        fast = params.fast if isinstance(params, LookaheadParams) else params
+        return LookaheadState(fast_optimizer.init(fast), mx.array(0, mx.int32))
+
+    def update(updates, state, params=None):
+        fname = "lookahead"
+        _check_state(fname, state, LookaheadState)
+        if not isinstance(params, LookaheadParams):
+            raise TypeError(f"{fname}: update needs params, a LookaheadParams(fast, slow) (see "
+                            f"LookaheadParams.init_synced), got {type(params).__name__}")
+        updates, fast_state = fast_optimizer.update(updates, state.fast_state, params.fast)
+        sync = state.steps_since_sync == sync_period - 1
+
+        def both(f, u, s):
+            gap = f + u - s  # from the slow weights to the new fast ones
+            slow_step = fnp.where(sync, slow_step_size * gap, fnp.zeros_like(gap))
+            fast_step = fnp.where(sync, u - (1 - slow_step_size) * gap, u)
+            return fnp.astype(fast_step, u.dtype), fnp.astype(slow_step, u.dtype)
+
+        pairs = tree.map(lambda f, u, s: both(f, u, s), params.fast, updates, params.slow)
+        treedef = tree.structure(params.fast)
+        flat = treedef.flatten_up_to(pairs)
+        fast_updates = tree.unflatten(treedef, [p[0] for p in flat])
+        slow_updates = tree.unflatten(treedef, [p[1] for p in flat])
+        if reset_state:
+            fast_state = _select(sync, fast_optimizer.init(params.fast), fast_state, fname,
+                                 "the fast optimizer's initial state")
+        return LookaheadParams(fast_updates, slow_updates), LookaheadState(
+            fast_state, safe_increment(state.steps_since_sync) % sync_period)
+
+    return GradientTransformation(init, update)
