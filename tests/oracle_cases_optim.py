@@ -333,7 +333,27 @@ def _linesearch_run(linesearch):
     return run
 
 
+def _polyak_run(L, fn, x0, a, b):
+    """Three steps of ``fn()`` given the objective's value."""
+    def f(x):
+        r = a @ x - b
+        return 0.5 * L.numpy.sum(r * r) + 0.25 * L.numpy.sum(x ** 4)
+
+    opt = fn()
+    state, x = opt.init(x0), x0
+    for _ in range(3):
+        value, grad = L.jax.value_and_grad(f)(x)
+        updates, state = opt.update(grad, state, x, value=value)
+        x = L.optim.apply_updates(x, L.jax.tree.map(lambda u: -0.1 * u, updates)
+                                  if fn.__name__ == "scale_by_polyak" else updates)
+    return x
+
+
 LINE_SEARCHES = [
+    Oracle(f"{OPTAX}.polyak_sgd", _lbfgs_problem, run=_polyak_run, grad=False, rtol=1e-3,
+           atol=1e-4),
+    Oracle(f"{OPTAX}.scale_by_polyak", _lbfgs_problem, run=_polyak_run, grad=False,
+           rtol=1e-3, atol=1e-4),
     Oracle(f"{OPTAX}.lbfgs", _lbfgs_problem, run=_minimize, grad=False, rtol=1e-3, atol=1e-4),
     Oracle(f"{OPTAX}.scale_by_zoom_linesearch", _lbfgs_problem, grad=False, rtol=1e-3, atol=1e-4,
            run=_linesearch_run(lambda fn: fn(max_linesearch_steps=15))),
