@@ -40,6 +40,7 @@ NAMESPACES = [
     ("ftorch.nn.functional", "nn.functional", "jax.nn", "jax.nn"),
     ("ftorch.nn.init", "nn.init", "jax.nn.initializers", "jax.nn.initializers"),
     ("ftorch.optim", "optim", "optax", "optax"),
+    ("ftorch.optim.losses", "optim.losses", "optax.losses", "optax.losses"),
 ]
 
 # Names both sides have whose arguments or meaning differ.
@@ -102,6 +103,17 @@ SAME_NAME_DIFFERENT = {
         "softmax": "no `where=` (mask with `-inf` instead)",
         "log_softmax": "no `where=` (mask with `-inf` instead)",
         "one_hot": "integer labels only (JAX's also takes floats)",
+    },
+    "optax": {
+        "add_noise": "the noise comes from `ftorch.random`'s streams: the same key draws other "
+                     "values than optax",
+        "noisy_sgd": "the noise comes from `ftorch.random`'s streams: the same key draws other "
+                     "values than optax",
+        "adadelta": "`learning_rate=None` is a step of 1 that descends (optax's ascends)",
+    },
+    "optax.losses": {
+        "triplet_margin_loss": "distances from `|a - b| ** norm_degree` (optax leaves out the "
+                               "`abs`: the same for even degrees)",
     },
 }
 
