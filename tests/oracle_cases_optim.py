@@ -454,7 +454,23 @@ def _tree_pair(d):
     return (grads[0], params), {}
 
 
+def _conditional_run(L, fn, params, grads):
+    return _descend(L, lambda: fn(L.optim.adam(0.1), lambda step: step % 2 == 1), params,
+                    grads)
+
+
+def _per_example(d):
+    n = d(st.integers(1, 4))
+    return ({"w": d(arrays((n, 2, 2))), "b": d(arrays((n, 3)))}, d(_f32(0.1, 3.0))), {}
+
+
 WRAPPERS = [
+    Oracle(f"{OPTAX}.conditionally_transform", lambda d: (_params_grads(d), {}),
+           run=_conditional_run, grad=False, rtol=1e-4, atol=1e-5),
+    Oracle(f"{OPTAX}.conditionally_mask", lambda d: (_params_grads(d), {}),
+           run=_conditional_run, grad=False, rtol=1e-4, atol=1e-5),
+    Oracle(f"{OPTAX}.per_example_global_norm_clip", _per_example, rtol=1e-4, atol=1e-5,
+           dtypes=False),
     Oracle(f"{OPTAX}.chain", lambda d: (_params_grads(d), {}), run=_chain_run, grad=False),
     Oracle(f"{OPTAX}.named_chain", lambda d: (_params_grads(d), {}), run=_named_chain_run,
            grad=False),
@@ -544,7 +560,8 @@ UNCHECKED = {
         "ScaleBySM3State", "ScaleByScheduleState", "ScaleByTrustRatioState",
         "ScaleByZoomLinesearchState", "Schedule", "ShouldSkipUpdateFunction", "TraceState",
         "TransformInitFn", "TransformUpdateExtraArgsFn", "TransformUpdateFn", "Updates",
-        "ZeroNansState", "ZoomLinesearchInfo")},
+        "ZeroNansState", "ZoomLinesearchInfo", "ConditionallyMaskState",
+        "ConditionallyTransformState")},
     **{f"optax.{n}": _WRAPPED for n in (
         "MultiSteps", "apply_if_finite", "freeze", "inject_hyperparams", "multi_transform",
         "partition", "periodic_update", "selective_transform", "skip_large_updates",

@@ -25,6 +25,7 @@ from ftorch.api_util import leaf_names
 from ftorch.optim._base import (
     EmptyState,
     GradientTransformation,
+    GradientTransformationExtraArgs,
     OptState,
     Params,
     Updates,
@@ -32,6 +33,7 @@ from ftorch.optim._base import (
     _shape_mismatch,
     _tree_mismatch,
     safe_increment,
+    with_extra_args_support,
 )
 
 __all__ = [
@@ -40,6 +42,8 @@ __all__ = [
     "MultiSteps", "MultiStepsState", "ShouldSkipUpdateFunction", "skip_not_finite",
     "skip_large_updates", "apply_if_finite", "ApplyIfFiniteState", "incremental_update",
     "periodic_update", "lookahead", "LookaheadParams", "LookaheadState",
+    "conditionally_transform", "ConditionallyTransformState", "conditionally_mask",
+    "ConditionallyMaskState", "per_example_global_norm_clip",
 ]
 
 
@@ -654,3 +658,107 @@ def lookahead(fast_optimizer: GradientTransformation, sync_period: int,
             fast_state, safe_increment(state.steps_since_sync) % sync_period)
 
     return GradientTransformation(init, update)
+
+
+class ConditionallyTransformState(NamedTuple):
+    """``inner_state``: the wrapped transformation's state; ``step``: calls
+    so far (int32)."""
+
+    inner_state: OptState
+    step: Any
+
+
+class ConditionallyMaskState(NamedTuple):
+    """``step``: calls so far (int32); ``inner_state``: the wrapped
+    transformation's state."""
+
+    step: Any
+    inner_state: OptState
+
+
+def _conditional(fname: str, inner: GradientTransformation,
+                 should_transform_fn: Callable[..., Any], forward_extra_args: bool,
+                 zero_rejected: bool, state_type: type) -> GradientTransformationExtraArgs:
+    inner = with_extra_args_support(inner)
+
+    def init(params):
+        step, inner_state = mx.array(0, mx.int32), inner.init(params)
+        return (state_type(inner_state, step) if state_type is ConditionallyTransformState
+                else state_type(step, inner_state))
+
+    def update(updates, state, params=None, **extra_args):
+        _check_state(fname, state, state_type)
+        condition_kwargs = extra_args if forward_extra_args else {}
+        take = fnp.asarray(should_transform_fn(state.step, **condition_kwargs))
+        new, inner_state = inner.update(updates, state.inner_state, params, **extra_args)
+        rejected = tree.map(fnp.zeros_like, updates) if zero_rejected else updates
+        out = _select(take, new, rejected, fname, "the wrapped transformation's updates")
+        inner_state = _select(take, inner_state, state.inner_state, fname,
+                              "the wrapped transformation's new state")
+        step = safe_increment(state.step)
+        return out, (state_type(inner_state, step) if state_type is ConditionallyTransformState
+                     else state_type(step, inner_state))
+
+    return GradientTransformationExtraArgs(init, update)
+
+
+def conditionally_transform(inner: GradientTransformation,
+                            should_transform_fn: Callable[..., Any],
+                            forward_extra_args: bool = False
+                            ) -> GradientTransformationExtraArgs:
+    """Apply ``inner`` at the steps where ``should_transform_fn(step)`` (a
+    bool array; with ``forward_extra_args`` it also gets ``update``'s extra
+    keyword arguments) holds; pass the updates unchanged, and keep
+    ``inner``'s state, at the others.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.conditionally_transform(optim.scale(10.0), lambda step: step >= 1)
+    >>> s = opt.init(mx.zeros(1))
+    >>> u1, s = opt.update(mx.ones(1), s); u2, s = opt.update(mx.ones(1), s)
+    >>> u1.item(), u2.item()
+    (1.0, 10.0)
+    """
+    return _conditional("conditionally_transform", inner, should_transform_fn,
+                        forward_extra_args, False, ConditionallyTransformState)
+
+
+def conditionally_mask(inner: GradientTransformation, should_transform_fn: Callable[..., Any],
+                       forward_extra_args: bool = False) -> GradientTransformationExtraArgs:
+    """As ``conditionally_transform``, with zero updates at the steps where
+    ``should_transform_fn(step)`` does not hold.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.conditionally_mask(optim.scale(10.0), lambda step: step >= 1)
+    >>> s = opt.init(mx.zeros(1))
+    >>> u1, s = opt.update(mx.ones(1), s); u2, s = opt.update(mx.ones(1), s)
+    >>> u1.item(), u2.item()
+    (0.0, 10.0)
+    """
+    return _conditional("conditionally_mask", inner, should_transform_fn, forward_extra_args,
+                        True, ConditionallyMaskState)
+
+
+def per_example_global_norm_clip(grads: Any, l2_norm_clip: float | Any) -> tuple[Any, Any]:
+    """Clip each example's gradient (axis 0 of every leaf indexes the
+    examples) to a global norm of at most ``l2_norm_clip`` and sum them
+    (differential privacy's clipping); also returns how many were clipped.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> per_example = mx.array([[3.0, 4.0], [0.3, 0.4]])
+    >>> total, clipped = optim.per_example_global_norm_clip(per_example, 1.0)
+    >>> [round(x, 4) for x in total.tolist()], clipped.item()
+    ([0.9, 1.2], 1)
+    """
+    leaves, treedef = tree.flatten(grads)
+    sizes = {leaf.shape[0] if leaf.ndim else None for leaf in leaves}
+    if not leaves or None in sizes or len(sizes) != 1:
+        raise ValueError("per_example_global_norm_clip: every leaf of grads must have the same "
+                         "batch (example) axis first")
+    squares = sum(fnp.sum(fnp.reshape(fnp.square(fnp.astype(g, mx.float32)),
+                                      (g.shape[0], -1)), axis=1) for g in leaves)
+    norms = fnp.sqrt(squares)
+    multipliers = fnp.minimum(l2_norm_clip / norms, 1.0)
+    multipliers = fnp.where(fnp.isnan(multipliers), 1.0, multipliers)
+    clipped = fnp.sum(multipliers < 1.0)
+    total = [fnp.tensordot(fnp.astype(multipliers, g.dtype), g, axes=1) for g in leaves]
+    return tree.unflatten(treedef, total), clipped
