@@ -3,16 +3,15 @@
 - The notebooks in ``notebooks/`` are added to the site as pages (rendered by
   mkdocs-jupyter, without executing them), so they are not copied into docs/.
 - ``<!-- ftorch:names jax -->`` in a page is replaced by the JAX translation
-  tables, built from ftorch's own namespaces (``__all__``) and the list of
-  JAX's and optax's public names stored in ``docs/data/jax_names.json`` (JAX
+  tables, built from ftorch's own namespaces (``__all__``) and JAX's and
+  optax's public names as ``docs/jax_names.py`` stores and scopes them (JAX
   is not imported at build time). ``<!-- ftorch:names mlx -->`` does the same
   for ``mlx.core`` against ``ftorch.numpy``, introspecting MLX itself.
 """
 
 from __future__ import annotations
 
-import importlib
-import json
+import sys
 from pathlib import Path
 
 import mkdocs.plugins
@@ -20,50 +19,33 @@ from mkdocs.structure.files import File, Files
 
 import ftorch  # noqa: F401  (before anything imports mlx.core: it loads the BLAS)
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from jax_names import coverage, out_of_scope, public, versions  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-JAX_NAMES = Path(__file__).resolve().parent / "data" / "jax_names.json"
 
-# (ftorch module, its usual import, the JAX/optax module, its usual import)
-NAMESPACES = [
-    ("ftorch", "ft", "jax", "jax"),
-    ("ftorch.tree", "ft.tree", "jax.tree", "jax.tree"),
-    ("ftorch.numpy", "fnp", "jax.numpy", "jnp"),
-    ("ftorch.numpy.linalg", "fnp.linalg", "jax.numpy.linalg", "jnp.linalg"),
-    ("ftorch.numpy.fft", "fnp.fft", "jax.numpy.fft", "jnp.fft"),
-    ("ftorch.lax", "lax", "jax.lax", "lax"),
-    ("ftorch.random", "random", "jax.random", "jax.random"),
-    ("ftorch.scipy.linalg", "ftorch.scipy.linalg", "jax.scipy.linalg", "jax.scipy.linalg"),
-    ("ftorch.scipy.special", "ftorch.scipy.special", "jax.scipy.special", "jax.scipy.special"),
-    ("ftorch.scipy.stats.norm", "ftorch.scipy.stats.norm", "jax.scipy.stats.norm",
-     "jax.scipy.stats.norm"),
-    ("ftorch.nn.functional", "nn.functional", "jax.nn", "jax.nn"),
-    ("ftorch.nn.init", "nn.init", "jax.nn.initializers", "jax.nn.initializers"),
-    ("ftorch.optim", "optim", "optax", "optax"),
-    ("ftorch.optim.losses", "optim.losses", "optax.losses", "optax.losses"),
-]
+# How each namespace is usually imported, for the tables' headings.
+IMPORTED_AS = {"jax": "jax", "ftorch": "ft", "jax.numpy": "jnp", "ftorch.numpy": "fnp",
+               "jax.numpy.linalg": "jnp.linalg", "ftorch.numpy.linalg": "fnp.linalg",
+               "jax.numpy.fft": "jnp.fft", "ftorch.numpy.fft": "fnp.fft", "jax.lax": "lax",
+               "ftorch.lax": "lax", "jax.random": "jax.random", "ftorch.random": "random",
+               "ftorch.nn.functional": "nn.functional",
+               "ftorch.nn.initializers": "nn.initializers", "ftorch.optim": "optim",
+               "ftorch.optim.losses": "optim.losses"}
 
 # Names both sides have whose arguments or meaning differ.
 SAME_NAME_DIFFERENT = {
     "jax.lax": {
-        "max": "a reduction, `lax.max(x, axes)`; JAX's `lax.max(x, y)` is `lax.maximum(x, y)`",
-        "min": "a reduction, `lax.min(x, axes)`; JAX's `lax.min(x, y)` is `lax.minimum(x, y)`",
-        "argmax": "`lax.argmax(x, axis, keepdims=False)`: no `index_dtype`",
-        "argmin": "`lax.argmin(x, axis, keepdims=False)`: no `index_dtype`",
-        "split": "`lax.split(x, indices, axis)` takes split points, JAX's takes sizes",
-        "pad": "`lax.pad(x, value, pad_width)` with `(low, high)` pairs; no interior padding",
-        "round": "`lax.round(x, decimals=0)`, no `rounding_method`",
-        "top_k": "over the last axis only (no `axis=`)",
-        "cumsum": "`axis` is required; also `inclusive=`",
-        "cumprod": "`axis` is required; also `inclusive=`",
         "gather": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
         "scatter": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
         "scatter_add": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
         "scatter_mul": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
         "scatter_min": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
         "scatter_max": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
-        "fft": "`fft_type` is a string (`lax.FFT_TYPES`)",
         "abs": "derivative 0 at 0 (JAX's is 1)",
+        "bitcast_convert_type": "between dtypes of one width only (JAX's also changes the "
+                                "width, adding or removing a last axis)",
     },
     # Edges where ftorch's answer differs from JAX's on purpose (tests/test_edge_values.py).
     "jax.numpy": {
@@ -78,6 +60,24 @@ SAME_NAME_DIFFERENT = {
         "argmax": "`uint32` indices, as MLX gives them (JAX's are `int32`)",
         "argmin": "`uint32` indices, as MLX gives them (JAX's are `int32`)",
         "sinc": "0 at `±inf` (its limit; JAX's is NaN)",
+        "hypot": "derivative 0 at `(0, 0)` (JAX's is 1/2 in each)",
+        "ldexp": "derivative `2 ** x2` in `x1` also at `x1 = 0` (JAX's is 1 there)",
+        "float_power": "derivative in `x` 0 where the exponent is 0, as `power` (JAX's is "
+                       "NaN at `0 ** 0`)",
+        "logaddexp2": "derivatives as `logaddexp`'s beside `+inf`",
+        "promote_types": "MLX's promotion, whose 64-bit results stay 64-bit: `uint32` with a "
+                         "signed type is `int64` (JAX without x64 says `int32`)",
+        "dtype": "a function giving an MLX dtype (JAX's is NumPy's `np.dtype` class)",
+        "array_str": "NumPy's formatting (JAX prints float32 with float64's digits)",
+        "array_repr": "prints `array(...)` with NumPy's formatting (JAX's `Array(...)`)",
+        **{name: "MLX's `DtypeCategory` (works with `issubdtype`), not a NumPy type"
+           for name in ("generic", "number", "inexact", "floating", "complexfloating",
+                        "integer", "signedinteger", "unsignedinteger")},
+        **{name: f"the MLX dtype `{dtype}`, not a callable scalar type (write "
+                 f"`fnp.asarray(x, fnp.{name})`)"
+           for name, dtype in (("bool", "bool_"), ("int_", "int32"), ("uint", "uint32"),
+                               ("float_", "float32"), ("single", "float32"),
+                               ("double", "float64"), ("csingle", "complex64"))},
     },
     "jax.numpy.linalg": {
         "norm": "gradient 0 at 0 for the Euclidean and Frobenius norms, as in PyTorch (JAX's "
@@ -135,49 +135,50 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     return markdown
 
 
-def _public(module_name: str) -> list[str]:
-    module = importlib.import_module(module_name)
-    names = getattr(module, "__all__", None)
-    if names is None:
-        names = [n for n in dir(module) if not n.startswith("_")]
-    return list(dict.fromkeys(names))
-
-
 def _codes(names) -> str:
     return ", ".join(f"`{n}`" for n in names) if names else "(none)"
 
 
 def _jax_tables() -> str:
-    jax = json.loads(JAX_NAMES.read_text())
-    versions = jax.pop("_versions")
+    v = versions()
+    skipped = out_of_scope()
     out = [f"Generated when this site was built, from ftorch's namespaces and the public "
-           f"names of JAX {versions['jax']} and optax {versions.get('optax', '')}.", ""]
-    for ft_mod, ft_as, jax_mod, jax_as in NAMESPACES:
-        theirs = set(jax[jax_mod])
-        ours = _public(ft_mod)
+           f"names of JAX {v['jax']} and optax {v['optax']}.", ""]
+    for jax_mod, ft_mod, have, lack in coverage():
+        ft_as, jax_as = IMPORTED_AS.get(ft_mod, ft_mod), IMPORTED_AS.get(jax_mod, jax_mod)
         different = SAME_NAME_DIFFERENT.get(jax_mod, {})
-        same = [n for n in ours if n in theirs and n not in different]
-        only_ours = [n for n in ours if n not in theirs]
-        missing = sorted(n for n in theirs if n not in set(ours))
+        same = [n for n in have if n not in different]
+        theirs = set(have) | set(lack) | set(skipped.get(jax_mod, {}))
+        only_ours = [n for n in public(ft_mod) if n not in theirs]
+        total = len(have) + len(lack)
         out += [f"### `{jax_mod}` → `{ft_mod}`", "",
-                f"`{jax_as}.NAME` is `{ft_as}.NAME` for these {len(same)} names:", "",
+                f"{len(have)} of {total} names ({100 * len(have) / max(total, 1):.0f}%). "
+                f"`{jax_as}.NAME` is `{ft_as}.NAME` for these {len(same)}:", "",
                 _codes(same), ""]
         if different:
             out += ["The same name with other arguments or another meaning:", "",
                     "| name | in ftorch |", "|---|---|"]
-            out += [f"| `{n}` | {note} |" for n, note in different.items() if n in ours]
+            out += [f"| `{n}` | {note} |" for n, note in different.items() if n in have]
             out.append("")
         if only_ours:
             out += [f"Only in `{ft_mod}` (no namesake in `{jax_mod}`): {_codes(only_ours)}", ""]
-        out += [f'??? note "Names in `{jax_mod}` that `{ft_mod}` does not have ({len(missing)})"',
-                "", "    " + _codes(missing), ""]
+        out += [f'??? note "Names in `{jax_mod}` that `{ft_mod}` does not have ({len(lack)})"',
+                "", "    " + _codes(lack), ""]
+        if skipped.get(jax_mod):
+            reasons: dict[str, list[str]] = {}
+            for name, why in skipped[jax_mod].items():
+                reasons.setdefault(why, []).append(name)
+            out += [f'??? note "Left out of `{ft_mod}` on purpose '
+                    f'({len(skipped[jax_mod])})"', ""]
+            out += [f"    - {why}: {_codes(names)}" for why, names in reasons.items()]
+            out.append("")
     return "\n".join(out)
 
 
 def _mlx_table() -> str:
     import mlx.core as mx
 
-    ours = _public("ftorch.numpy")
+    ours = public("ftorch.numpy")
     theirs = {n for n in dir(mx) if not n.startswith("_") and callable(getattr(mx, n))}
     both = [n for n in ours if n in theirs]
     return "\n".join([

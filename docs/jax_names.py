@@ -39,7 +39,7 @@ NAMESPACES = {
     "jax.lax": "ftorch.lax",
     "jax.random": "ftorch.random",
     "jax.nn": "ftorch.nn.functional",
-    "jax.nn.initializers": "ftorch.nn.init",
+    "jax.nn.initializers": "ftorch.nn.initializers",
     "jax.scipy.linalg": "ftorch.scipy.linalg",
     "jax.scipy.special": "ftorch.scipy.special",
     "jax.scipy.stats": "ftorch.scipy.stats",
@@ -77,7 +77,10 @@ def out_of_scope() -> dict[str, dict[str, str]]:
 
 
 def public(module_name: str) -> list[str]:
-    """A module's public names: its ``__all__``, else what ``dir`` shows."""
+    """A module's public names: its ``__all__``, else what ``dir`` shows (none if there is
+    no such module)."""
+    if importlib.util.find_spec(module_name) is None:
+        return []
     module = importlib.import_module(module_name)
     names = getattr(module, "__all__", None)
     if names is None:
@@ -91,7 +94,7 @@ def coverage() -> list[tuple[str, str, list[str], list[str]]]:
     names, skipped = jax_names(), out_of_scope()
     rows = []
     for jax_mod, ft_mod in NAMESPACES.items():
-        ours = set(public(ft_mod)) if importlib.util.find_spec(ft_mod) else set()
+        ours = set(public(ft_mod))
         scope = [n for n in names[jax_mod] if n not in skipped.get(jax_mod, {})]
         rows.append((jax_mod, ft_mod, [n for n in scope if n in ours],
                      [n for n in scope if n not in ours]))

@@ -306,7 +306,8 @@ def categorical(key: Any, logits: Any, axis: int = -1,
     # MLX draws one Gumbel number per category and sample.
     out = batch if shape is None else shape
     check_fits(out + logits_shape[axis:axis + 1], aval_of(logits).dtype, "categorical")
-    return categorical_p.bind(key, logits, axis=axis, shape=shape)
+    # int32 indices, as JAX's (MLX draws uint32 ones).
+    return lax.astype(categorical_p.bind(key, logits, axis=axis, shape=shape), mx.int32)
 
 
 def truncated_normal(key: Any, lower: float, upper: float, shape: Sequence[int] | None = None,

@@ -12,6 +12,7 @@ from harness import (
 )
 from hypothesis import strategies as st
 
+import ftorch.lax as lax
 import ftorch.numpy as fnp
 
 
@@ -61,6 +62,7 @@ UNARY = [
     ("floor", fnp.floor, mx.floor, unary_args(fix=away_from_integers)),
     ("ceil", fnp.ceil, mx.ceil, unary_args(fix=away_from_integers)),
     ("round", fnp.round, mx.round, unary_args(fix=lambda a: away_from_integers(a + 0.5) - 0.5)),
+    ("cbrt", lax.cbrt, None, unary_args(fix=away_from_zero)),
 ]
 
 BINARY = [
@@ -75,6 +77,10 @@ BINARY = [
     ("minimum", fnp.minimum, mx.minimum, binary_args(fix_x=lambda x: x + 0.01234)),
     ("arctan2", fnp.arctan2, mx.arctan2, binary_args(0.3, 3.0)),
     ("logaddexp", fnp.logaddexp, mx.logaddexp, binary_args()),
+    ("copysign", fnp.copysign, None, binary_args(fix_x=away_from_zero, fix_y=away_from_zero)),
+    # fmod: away from the jumps at multiples of y
+    ("rem", lax.rem, None,
+     binary_args(0.5, 3.0, fix_x=lambda x: x + 7.1234, fix_y=lambda y: y + 0.0123)),
 ]
 
 # Boolean- or integer-valued ops: rules must give zero derivatives; the
@@ -97,6 +103,12 @@ NONDIFF = [
     ("bitwise_and", lambda x: fnp.bitwise_and(fnp.astype(x, mx.int32), 3), None),
     ("bitwise_or", lambda x: fnp.bitwise_or(fnp.astype(x, mx.int32), 3), None),
     ("bitwise_xor", lambda x: fnp.bitwise_xor(fnp.astype(x, mx.int32), 3), None),
+    ("shift_left", lambda x: lax.shift_left(fnp.astype(x, mx.int32), 2), None),
+    ("shift_right_arithmetic",
+     lambda x: lax.shift_right_arithmetic(fnp.astype(x, mx.int32), 1), None),
+    ("shift_right_logical", lambda x: lax.shift_right_logical(fnp.astype(x, mx.int32), 1), None),
+    ("population_count", lambda x: lax.population_count(fnp.astype(x, mx.int32)), None),
+    ("bitcast_convert_type", lambda x: lax.bitcast_convert_type(x, mx.int64), None),
     ("floor_divide", lambda x: fnp.floor_divide(x, 1.0), None),
 ]
 

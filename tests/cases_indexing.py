@@ -286,7 +286,7 @@ def _mx_take_along(x, idx, axis):
 
 
 def _put_along(x, v, idx, axis):
-    return fnp.put_along_axis(x, idx, v, decode_axis(axis))
+    return fnp.put_along_axis(x, idx, v, decode_axis(axis), inplace=False)
 
 
 # ----------------------------------------------------------------------------

@@ -58,6 +58,8 @@ class Oracle:
     ``L`` being that side's libraries (``L.numpy``, ``L.lax``, ``L.optim``, ...) and ``fn``
     its namesake of ``name``. ``grad`` compares VJPs, ``values=False`` compares only
     shapes and dtypes (samplers), ``dtypes=False`` skips the dtype comparison.
+    ``batch=True`` also checks that ``ft.vmap`` over a batch of two such calls (the
+    floating arrays stacked with a perturbed copy) gives what the calls give one by one.
     """
 
     name: str
@@ -69,6 +71,7 @@ class Oracle:
     atol: float = 1e-5
     run: Callable | None = None
     id: str = ""
+    batch: bool = True
 
     def __str__(self) -> str:
         return f"{self.name}[{self.id}]" if self.id else self.name
@@ -234,3 +237,33 @@ def cases() -> tuple[list[Oracle], dict[str, str]]:
         found += module.ORACLE
         unchecked.update(getattr(module, "UNCHECKED", {}))
     return found, unchecked
+
+
+def check_batching(case: Oracle, draw: Callable) -> None:
+    """``ft.vmap`` of ``case``'s ftorch function over its floating array arguments, each
+    stacked with a perturbed copy, against the two calls made one by one."""
+    _, ours_fn = resolve(case.name)
+    args, kwargs = case.args(draw)
+    inputs = _flat((args, kwargs))
+    wrt = [i for i, a in enumerate(inputs) if _is_float(a)]
+    if not wrt:
+        return
+    call = _caller(FTORCH, ours_fn, case)
+    variants = [inputs, [a * np.float32(0.75) + np.float32(0.125) if i in wrt else a
+                         for i, a in enumerate(inputs)]]
+
+    def one(*diff):
+        new = [mx.array(a) for a in inputs]
+        for i, d in zip(wrt, diff):
+            new[i] = d
+        a, k = _replace((args, kwargs), new)
+        return call(*a, **k)
+
+    looped = [one(*[mx.array(v[i]) for i in wrt]) for v in variants]
+    stacked = [mx.array(np.stack([v[i] for v in variants])) for i in wrt]
+    batched = ftorch.vmap(one)(*stacked)
+    expected = jax.tree.map(lambda *xs: np.stack([_numpy(x) for x in xs]),
+                            *[ftorch.tree.map(_numpy, out) for out in looped])
+    compare(batched, expected, Oracle(case.name, case.args, dtypes=False, rtol=case.rtol,
+                                      atol=case.atol, values=case.values, id=case.id),
+            "vmap")

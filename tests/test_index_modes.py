@@ -474,7 +474,7 @@ def test_put_along_axis(how, mode, data):
 
     def fn(x, v, w, indices):
         def put(x, v):
-            return fnp.put_along_axis(x, indices, v, axis, mode=mode)
+            return fnp.put_along_axis(x, indices, v, axis, inplace=False, mode=mode)
         return (put(x, v), *ft.grad(lambda x, v: fnp.sum(put(x, v) * w), argnums=(0, 1))(x, v))
 
     def ref(x, v, w, indices, got):
@@ -634,7 +634,8 @@ def test_empty_axes():
         fnp.take_along_axis(empty, mx.zeros((1, 2), mx.int32), 0, mode="clip")
     assert fnp.take(empty, mx.array([], mx.int32), axis=0).shape == (0, 2)
     assert fnp.at(empty)[mx.array([3])].add(1.0).shape == (0, 2)
-    assert fnp.put_along_axis(empty, mx.zeros((1, 2), mx.int32), 1.0, 0).shape == (0, 2)
+    assert fnp.put_along_axis(
+        empty, mx.zeros((1, 2), mx.int32), 1.0, 0, inplace=False).shape == (0, 2)
 
 
 def test_unknown_modes_are_errors_naming_the_choices():
@@ -648,7 +649,8 @@ def test_unknown_modes_are_errors_naming_the_choices():
          "'drop', 'fill', 'clip', 'promise_in_bounds'"),
         (lambda: fnp.at(x)[i].subtract(1.0, mode="Clip"), r"at\[\.\.\.\]\.subtract", "'drop'"),
         (lambda: fnp.at(x)[0].add(1.0, mode="bad"), r"at\[\.\.\.\]\.add", "'drop'"),
-        (lambda: fnp.put_along_axis(x, i, 1.0, 0, mode="bad"), "put_along_axis", "'drop'"),
+        (lambda: fnp.put_along_axis(x, i, 1.0, 0, inplace=False, mode="bad"), "put_along_axis",
+         "'drop'"),
     ]
     for call, name, valid in cases:
         with pytest.raises(ValueError, match=rf"{name}: unknown mode .*; the valid modes are "
@@ -713,7 +715,8 @@ def test_out_of_range_indices_no_longer_crash():
             x, mx.ones(3))[1].tolist())
         print(ft.jit(lambda x, i: fnp.at(x)[i].add(1.0))(x, big).tolist())
         print(ft.vmap(lambda i: fnp.take_along_axis(x, i, 0))(big[:, None]).tolist())
-        print(ft.vmap(lambda i: fnp.put_along_axis(x, i, 0.0, 0))(big[:, None]).tolist())
+        put = lambda i: fnp.put_along_axis(x, i, 0.0, 0, inplace=False)
+        print(ft.vmap(put)(big[:, None]).tolist())
         g = ft.jit(ft.grad(lambda x: fnp.sum(fnp.at(x)[big].get(mode="fill", fill_value=0.0))))
         print(g(x).tolist())
         mx.eval(fnp.at(mx.zeros((1000, 1000)))[mx.array([10**9]), mx.array([-10**9])].max(1.0))

@@ -12,7 +12,16 @@ import os
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import NAMESPACES, cases, check, jax_names, out_of_scope, public, resolve
+from oracle import (
+    NAMESPACES,
+    cases,
+    check,
+    check_batching,
+    jax_names,
+    out_of_scope,
+    public,
+    resolve,
+)
 
 ORACLE, UNCHECKED = cases()
 
@@ -28,6 +37,17 @@ def test_agrees_with_jax(case, data):
     check(case, data.draw)
 
 
+BATCHED = [c for c in ORACLE if c.batch and c.values and c.run is None]
+
+
+@pytest.mark.parametrize("case", BATCHED, ids=str)
+@settings(max_examples=1)
+@given(data=st.data())
+def test_vmap_agrees_with_a_loop(case, data):
+    """Everything JAX batches, ftorch batches too: vmap of each function against a loop."""
+    check_batching(case, data.draw)
+
+
 @pytest.mark.parametrize("case", ORACLE, ids=str)
 def test_case_names_a_shared_function(case):
     resolve(case.name)
@@ -38,14 +58,32 @@ def test_every_shared_name_has_an_oracle():
     skipped = out_of_scope()
     missing = []
     for jax_mod, names in jax_names().items():
-        ours = set(public(NAMESPACES[jax_mod])) if _exists(NAMESPACES[jax_mod]) else set()
+        ours = set(public(NAMESPACES[jax_mod]))
         missing += [f"{jax_mod}.{n}" for n in names
                     if n in ours and n not in skipped.get(jax_mod, {})
                     and f"{jax_mod}.{n}" not in covered]
     assert not missing, f"{len(missing)} shared names without an oracle case: {missing}"
 
 
-def _exists(module: str) -> bool:
-    import importlib.util
+CONSTANTS = ["e", "pi", "inf", "nan", "euler_gamma"]
+DTYPES = ["bfloat16", "bool_", "complex64", "float16", "float32", "float64", "int8", "int16",
+          "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 
-    return importlib.util.find_spec(module) is not None
+
+def test_constants_and_dtypes_are_jax_numpys():
+    import jax.numpy as jnp
+    import mlx.core as mx
+    import numpy as np
+
+    import ftorch.numpy as fnp
+
+    for name in CONSTANTS:
+        if hasattr(fnp, name):
+            np.testing.assert_equal(getattr(fnp, name), getattr(jnp, name), err_msg=name)
+    assert fnp.newaxis is jnp.newaxis is None
+    for name in DTYPES:
+        ours = getattr(fnp, name)
+        theirs = np.dtype(getattr(jnp, name))
+        made = mx.zeros((1,), ours) if isinstance(ours, mx.Dtype) else fnp.asarray(0, ours)
+        assert np.array(made.astype(mx.float32) if made.dtype == mx.bfloat16 else made
+                        ).dtype.name == ("float32" if name == "bfloat16" else theirs.name), name

@@ -148,7 +148,7 @@ def test_take_put_along_axis(axes):
     x = floats((3, 4, 2), axes[0], 12)
     idx = ints((3, 2, 2), 4, axes[1], 13) % 4
     check(lambda x, i: fnp.take_along_axis(x, i, axis=1), [x, idx], axes)
-    check(lambda x, i: fnp.put_along_axis(x, i, 7.0, axis=-1),
+    check(lambda x, i: fnp.put_along_axis(x, i, 7.0, axis=-1, inplace=False),
           [x, ints((3, 4, 1), 2, axes[1], 14)], axes, 1)
     check(lambda x, i: fnp.take_along_axis(x, i, axis=None),
           [x, ints((5,), 24, None if axes[1] is None else 0, 15)],

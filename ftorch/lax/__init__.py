@@ -77,13 +77,20 @@ _strict_wrappers = [
     *special.__all__, *activations.__all__,
 ]
 
+# JAX's signatures where the strict wrapper takes its parameters another way:
+# imported after the wrappers, which they replace.
+from ftorch.lax import _jax_signatures  # noqa: E402
+from ftorch.lax._jax_signatures import *  # noqa: E402,F403
+
 __all__ = [
     "cond", "switch", "while_loop", "fori_loop", "scan", "map", "associative_scan",
     "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice",
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "select", "stop_gradient",
     "optimization_barrier", "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
     "axis_index",
-    *(name for name in _strict_wrappers if name not in ("stop_gradient", "optimization_barrier")),
+    *(name for name in _strict_wrappers
+      if name not in ("stop_gradient", "optimization_barrier", *_jax_signatures.__all__)),
+    *_jax_signatures.__all__,
 ]
 
 

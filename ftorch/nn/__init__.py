@@ -11,7 +11,8 @@ layers (Dropout) take ``key`` in training; containers give each child a key
 derived from theirs.
 
 Also here: ``functional`` (activations, normalisations, attention, dropout),
-``init`` (initialisers), ``losses`` and ``utils`` (``count_params``,
+``init`` (mlx.nn's initialisers), ``initializers`` (JAX's),
+``losses`` and ``utils`` (``count_params``,
 ``summary``, ``cast``, ``partition``/``combine``, ``flatten_names``,
 ``load_weights``, ``save_weights``).
 
@@ -26,12 +27,13 @@ Also here: ``functional`` (activations, normalisations, attention, dropout),
 (16, 2)
 """
 
-from ftorch.nn import functional, init, losses, utils
+from ftorch.nn import functional, init, initializers, losses, utils
 from ftorch.nn._layer import Bound, InputSpec, Key, Layer, Params, State, spec_of
 from ftorch.nn.layers import *  # noqa: F403
 from ftorch.nn.layers import __all__ as _layers
 
 __all__ = [
-    "functional", "init", "losses", "utils", "Layer", "Bound", "Params", "State", "Key",
+    "functional", "init", "initializers",
+    "losses", "utils", "Layer", "Bound", "Params", "State", "Key",
     "InputSpec", "spec_of", *_layers,
 ]

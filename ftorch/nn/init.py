@@ -1,6 +1,8 @@
-"""Parameter initialisers, as JAX's ``jax.nn.initializers``: each factory
-returns ``init(key, shape, dtype=...) -> array``, drawing from an explicit
-``ftorch.random`` key (the same key gives the same array).
+"""Parameter initialisers, as ``mlx.nn.init``: each factory returns
+``init(key, shape, dtype=...) -> array``, drawing from an explicit
+``ftorch.random`` key (the same key gives the same array). For code written
+for JAX, ``ftorch.nn.initializers`` has ``jax.nn.initializers``' names and
+defaults (``normal(stddev=0.01)``, fans of ``(in, out)`` kernels).
 
 The names, parameters and default values follow ``mlx.nn.init`` where it
 has them (``constant``, ``normal``, ``uniform``, ``identity``,

@@ -9,21 +9,38 @@ checks arguments and builds composites.
 """
 
 from ftorch.numpy._creation import *  # noqa: F403
+from ftorch.numpy._dtypes import *  # noqa: F403
 from ftorch.numpy._elementwise import *  # noqa: F403
+from ftorch.numpy._math import *  # noqa: F403
+from ftorch.numpy._bits import *  # noqa: F403
 from ftorch.numpy._reduction import *  # noqa: F403
 from ftorch.numpy._shape import *  # noqa: F403
 from ftorch.numpy._indexing import *  # noqa: F403
 from ftorch.numpy._linalg import *  # noqa: F403
 from ftorch.numpy._sorting import *  # noqa: F403
+from ftorch.numpy._windows import *  # noqa: F403
 import sys
 
 from ftorch.core import install_array_api
-from ftorch.numpy import _creation, _elementwise, _indexing, _linalg, _reduction, _shape, _sorting
+from ftorch.numpy import (
+    _bits,
+    _creation,
+    _dtypes,
+    _elementwise,
+    _indexing,
+    _linalg,
+    _math,
+    _reduction,
+    _shape,
+    _sorting,
+    _windows,
+)
 from ftorch.numpy import fft, linalg  # noqa: E402  (the submodules)
 
 __all__ = [
-    *_creation.__all__, *_elementwise.__all__, *_reduction.__all__, *_shape.__all__,
-    *_indexing.__all__, *_linalg.__all__, *_sorting.__all__,
+    *_creation.__all__, *_dtypes.__all__, *_elementwise.__all__, *_math.__all__, *_bits.__all__,
+    *_reduction.__all__, *_shape.__all__, *_indexing.__all__, *_linalg.__all__,
+    *_sorting.__all__, *_windows.__all__,
 ]
 
 # Tracers' operators and methods, and mx.array's indexing, dispatch to this module.

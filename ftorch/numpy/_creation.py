@@ -29,7 +29,6 @@ from ftorch.dtypes import DTypeLike, to_mlx_dtype
 from ftorch.memory import check_fits
 from ftorch.primitives.creation import (
     check_length,
-    describe_value,
     static_int,
     static_number,
     static_shape,
@@ -249,34 +248,52 @@ def arange(start: Any, stop: Any = None, step: Any = None,
     return mx.arange(*args, dtype=dtype) if dtype is not None else mx.arange(*args)
 
 
-def linspace(start: Any, stop: Any, num: int = 50,
-             dtype: DTypeLike | None = None) -> Any:
-    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive
-    (float32 unless ``dtype`` is given). ``num`` must be known when it runs;
-    ``start`` and ``stop`` may be traced (it is differentiable in them).
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: DTypeLike | None = None, axis: int = 0) -> Any:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive unless
+    ``endpoint=False``), float32 unless ``dtype`` is given; with ``retstep=True`` also
+    the step. ``num`` must be known when it runs; ``start`` and ``stop`` may be traced
+    and may be arrays (the values then run along the new ``axis``), as in jax.numpy; it
+    is differentiable in them.
 
     >>> import ftorch.numpy as fnp
     >>> fnp.linspace(0, 1, 3).tolist()
     [0.0, 0.5, 1.0]
+    >>> fnp.linspace(0, 1, 4, endpoint=False, retstep=True)[1].item()
+    0.25
     """
     num = static_size(num, "linspace", "num")
     dtype = _dtype_or(dtype, mx.float32, "linspace")
-    check_fits((num,), dtype, "linspace")
-    if isinstance(start, Tracer) or isinstance(stop, Tracer):
-        return _traced_linspace(start, stop, num, dtype)
-    return mx.linspace(static_number(start, "linspace", "start"),
-                       static_number(stop, "linspace", "stop"), num, dtype=dtype)
+    divisions = (num - 1 if endpoint else num) or 1
+    simple = (endpoint and not retstep and axis == 0
+              and not isinstance(start, Tracer) and not isinstance(stop, Tracer)
+              and not aval_of(start).shape and not aval_of(stop).shape)
+    if simple:
+        check_fits((num,), dtype, "linspace")
+        return mx.linspace(static_number(start, "linspace", "start"),
+                           static_number(stop, "linspace", "stop"), num, dtype=dtype)
+    out, step = _general_linspace(start, stop, num, divisions, dtype, axis)
+    return (out, step) if retstep else out
 
 
-def _traced_linspace(start: Any, stop: Any, num: int, dtype: mx.Dtype) -> Any:
-    """``linspace`` between traced bounds, from ops that differentiate."""
-    for what, bound in (("start", start), ("stop", stop)):
-        if aval_of(bound).shape:
-            raise TypeError(f"linspace: {what} must be a scalar, got {describe_value(bound)}")
-    fractions = mx.linspace(0, 1, num, dtype=dtype if is_floating(dtype) else mx.float32)
+def _general_linspace(start: Any, stop: Any, num: int, divisions: int, dtype: mx.Dtype,
+                      axis: int) -> tuple[Any, Any]:
+    """``linspace`` between array or traced bounds, from ops that differentiate."""
+    from ftorch.numpy import _elementwise, _shape
+
+    compute = dtype if is_floating(dtype) else mx.float32
+    start, stop = (lax.astype(asarray(b), compute) for b in (start, stop))
+    start, stop = _shape.broadcast_arrays(start, stop)
+    ndim = len(aval_of(start).shape) + 1
+    axis = check_axis(axis, ndim, "linspace")
+    check_fits((num, *aval_of(start).shape), dtype, "linspace")
+    fractions = mx.arange(num, dtype=compute) / divisions
+    fractions = fractions.reshape((num,) + (1,) * (ndim - 1))
     # Weighted this way, the ends are start and stop exactly.
-    out = start * (1 - fractions) + stop * fractions
-    return lax.astype(out, dtype)
+    out = (_shape.expand_dims(start, 0) * (1 - fractions)
+           + _shape.expand_dims(stop, 0) * fractions)
+    step = _elementwise.divide(stop - start, divisions)
+    return lax.astype(_shape.moveaxis(out, 0, axis), dtype), step
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike | None = None) -> mx.array:

@@ -507,7 +507,7 @@ def take_along_axis(x: Any, indices: Any, axis: int | None, mode: str | None = N
 
 
 def put_along_axis(x: Any, indices: Any, values: Any, axis: int | None,
-                   mode: str | None = None) -> Any:
+                   inplace: bool = True, *, mode: str | None = None) -> Any:
     """A copy of ``x`` with ``values`` written at ``indices`` along ``axis``
     (functional ``numpy.put_along_axis``; ``x`` is not modified). ``values``
     broadcasts to the shape ``take_along_axis(x, indices, axis)`` has; with
@@ -517,14 +517,19 @@ def put_along_axis(x: Any, indices: Any, values: Any, axis: int | None,
     an index still outside the axis does, as for ``fnp.at(x)[idx].set``:
     ``"drop"`` (the default; ``"fill"`` is the same) skips that update, and
     its value gets no gradient; ``"clip"`` writes at the nearest end of the
-    axis; ``"promise_in_bounds"`` is undefined behaviour then.
+    axis; ``"promise_in_bounds"`` is undefined behaviour then. Arrays are
+    immutable, so, as in jax.numpy, ``inplace=False`` must be given.
 
     >>> import ftorch.numpy as fnp, mlx.core as mx
-    >>> fnp.put_along_axis(mx.zeros((2, 3)), mx.array([[2], [0]]), 1.0, axis=1).tolist()
+    >>> x = mx.zeros((2, 3))
+    >>> fnp.put_along_axis(x, mx.array([[2], [0]]), 1.0, axis=1, inplace=False).tolist()
     [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
-    >>> fnp.put_along_axis(mx.zeros(3), mx.array([-1, 7]), 1.0, axis=0).tolist()
+    >>> fnp.put_along_axis(mx.zeros(3), mx.array([-1, 7]), 1.0, 0, inplace=False).tolist()
     [0.0, 0.0, 1.0]
     """
+    if inplace:
+        raise ValueError(
+            "put_along_axis: arrays are immutable; pass inplace=False and use the result")
     mode = _check_mode(mode, "drop", _SCATTER_MODES, "put_along_axis")
     x0 = _creation.asarray(x)
     x, indices, axis = _along_axis_args(x0, indices, axis, "put_along_axis")

@@ -320,7 +320,13 @@ def _check_state(fname: str, state: Any, cls: type) -> None:
 
 def safe_increment(count: Any) -> Any:
     """``count + 1``, saturating at the dtype's largest value instead of
-    wrapping around (a step counter of a run that never ends)."""
+    wrapping around (a step counter of a run that never ends).
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> optim.safe_increment(mx.array(2147483647, mx.int32)).item()
+    2147483647
+    """
+    count = fnp.asarray(count)
     top = mx.iinfo(count.dtype).max
     return fnp.where(count < top, count + 1, count)
 

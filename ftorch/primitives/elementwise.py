@@ -30,6 +30,7 @@ import mlx.core as mx
 
 import ftorch.primitives as lax
 from ftorch.core import Primitive, aval_of, is_complex, is_floating, is_inexact
+from ftorch.dtypes import DTypeLike, to_mlx_dtype
 from ftorch.primitives._rules import (
     add_tangents,
     broadcasting,
@@ -50,7 +51,9 @@ __all__ = [
     "maximum", "minimum", "arctan2", "logaddexp", "equal", "not_equal", "less",
     "less_equal", "greater", "greater_equal", "logical_and", "logical_or", "logical_xor",
     "bitwise_and", "bitwise_or", "bitwise_xor", "where", "astype", "stop_gradient",
-    "real", "imag", "conj", "complex",
+    "real", "imag", "conj", "complex", "cbrt", "rem", "bitcast_convert_type",
+    "shift_left", "shift_right_arithmetic", "shift_right_logical",
+    "population_count",
 ]
 
 
@@ -241,10 +244,10 @@ vectorized(round_p)
 
 def round(x: Any, decimals: int = 0) -> Any:
     """Round to ``decimals`` places (half to even), as ``numpy.round``
-    (``ftorch.numpy.round`` is this function).
+    (``ftorch.numpy.round`` is this function; ``ftorch.lax.round`` is JAX's).
 
-    >>> import ftorch.lax as lax, mlx.core as mx
-    >>> lax.round(mx.array([0.5, 1.5, 2.7])).tolist()
+    >>> import ftorch.primitives as prims, mlx.core as mx
+    >>> prims.round(mx.array([0.5, 1.5, 2.7])).tolist()
     [0.0, 2.0, 3.0]
     """
     return round_p.bind(x, decimals=decimals)
@@ -256,7 +259,8 @@ def round(x: Any, decimals: int = 0) -> Any:
 
 
 def _binary_doc(name: str) -> str:
-    args = "[1, 2]), mx.array(3)" if name.startswith("bitwise") else "[1.0, 2.0]), mx.array(3.0)"
+    integer = name.startswith(("bitwise", "shift"))
+    args = "[1, 2]), mx.array(3)" if integer else "[1.0, 2.0]), mx.array(3.0)"
     return (
         f"Elementwise ``{name}`` with NumPy broadcasting, as ``numpy.{name}``\n"
         f"    (``ftorch.numpy.{name}`` is this function).\n\n"
@@ -712,3 +716,225 @@ def complex(re: Any, im: Any) -> Any:
                 f"dtype {dtype}" + (" (MLX has no complex128: cast it to float32 first)"
                                     if dtype == mx.float64 else ""))
     return complex_p.bind(re, im)
+
+
+# ----------------------------------------------------------------------------
+# Floating-point pieces: cbrt, copysign, rem, bitcast_convert_type
+# ----------------------------------------------------------------------------
+
+
+def _sign_bit(x: mx.array) -> mx.array:
+    """Whether the sign bit of each element is set (also for -0.0 and -NaN):
+    the bits read as a signed integer of the same width are negative."""
+    if not mx.issubdtype(x.dtype, mx.floating):
+        return x < 0
+    return mx.view(x, _SIGNED_OF_WIDTH[x.dtype.size]) < 0
+
+
+def _cbrt(x: mx.array) -> mx.array:
+    # MLX has no cube root: |x|**(1/3) with x's sign, refined by one Newton
+    # step (which leaves 0, infinities and NaN as they are).
+    y = mx.power(mx.abs(x), 1.0 / 3.0)
+    refined = y - (y * y * y - mx.abs(x)) / (3.0 * y * y)
+    y = mx.where(mx.isfinite(refined), refined, y)
+    return mx.where(_sign_bit(x), -y, y)
+
+
+cbrt_p, cbrt = _unary("cbrt", _cbrt, "8.0")
+# d/dx x**(1/3) = 1 / (3 y**2): +inf at 0, as in JAX.
+derivative(cbrt_p, lambda x, y: reciprocal(multiply(3.0, square(y))))
+
+
+def _copysign(x: mx.array, y: mx.array) -> mx.array:
+    return mx.where(_sign_bit(y), -mx.abs(x), mx.abs(x))
+
+
+copysign_p, copysign = _binary("copysign", _copysign)
+copysign.__doc__ = """``|x|`` with the sign bit of ``y`` (elementwise, broadcasting), as
+    ``numpy.copysign``; ``ftorch.numpy.copysign`` is this function (JAX's lax
+    has no namesake).
+
+    >>> import ftorch.numpy as fnp, mlx.core as mx
+    >>> fnp.copysign(mx.array([1.0, 2.0]), mx.array([-0.0, 3.0])).tolist()
+    [-1.0, 2.0]
+    """
+
+
+def _copysign_slope(x, y):
+    # The derivative in x is +-1, by y's sign bit and whether x >= 0 (also
+    # at x = 0, where it is 1 or -1 rather than 0): JAX's choice.
+    flips = not_equal(signbit(y), less(x, 0))
+    return where(flips, -1.0, 1.0)
+
+
+@copysign_p.def_jvp
+def _copysign_jvp(primals, tangents):
+    (x, y), (tx, _) = primals, tangents
+    out = copysign_p.bind(x, y)
+    return out, (None if tx is None else tangent_to(multiply(tx, _copysign_slope(x, y)), out))
+
+
+@copysign_p.def_vjp
+def _copysign_vjp(ct, out, x, y, *, needed):
+    return (unbroadcast(multiply(ct, _copysign_slope(x, y)), x) if needed[0] else None, None)
+
+
+def _rem(x: mx.array, y: mx.array) -> mx.array:
+    """C's ``fmod``: the remainder of truncated division, with ``x``'s sign
+    (MLX's ``remainder`` has ``y``'s)."""
+    x, y = mx.array(x), mx.array(y)
+    if mx.issubdtype(mx.result_type(x, y), mx.floating):
+        # remainder of two non-negative operands is fmod exactly.
+        r = mx.remainder(mx.abs(x), mx.abs(y))
+        return mx.where(_sign_bit(x), -r, r)
+    zero = y == 0  # an integer remainder by zero is 0 (XLA's answer)
+    y = mx.where(zero, 1, y)
+    r = mx.remainder(x, y)
+    r = mx.where((r != 0) & ((r < 0) != (x < 0)), r - y, r)
+    return mx.where(zero, 0, r)
+
+
+rem_p, rem = _binary("rem", _rem)
+
+
+def _rem_dy(x, y):
+    # d/dy (x - y * trunc(x / y)) = -trunc(x / y)
+    q = divide(x, y)
+    return negative(multiply(sign(q), floor(abs(q))))
+
+
+@rem_p.def_jvp
+def _rem_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    out = rem_p.bind(x, y)
+    return out, tangent_to(add_tangents(
+        tx, None if ty is None else multiply(ty, _rem_dy(x, y))), out)
+
+
+@rem_p.def_vjp
+def _rem_vjp(ct, out, x, y, *, needed):
+    return (unbroadcast(ct, x) if needed[0] else None,
+            unbroadcast(multiply(ct, _rem_dy(x, y)), y) if needed[1] else None)
+
+
+_SIGNED_OF_WIDTH = {1: mx.int8, 2: mx.int16, 4: mx.int32, 8: mx.int64}
+_UNSIGNED_OF_WIDTH = {1: mx.uint8, 2: mx.uint16, 4: mx.uint32, 8: mx.uint64}
+
+bitcast_convert_type_p = Primitive("bitcast_convert_type", mx.view)
+nondifferentiable(bitcast_convert_type_p)
+vectorized(bitcast_convert_type_p)
+
+
+def bitcast_convert_type(operand: Any, new_dtype: DTypeLike) -> Any:
+    """The bits of ``operand`` read as ``new_dtype`` (in any spelling) of the
+    same width, as ``jax.lax.bitcast_convert_type`` (``mx.view``); no derivative.
+    Only equal widths: JAX's change of width (adding or removing a trailing
+    axis) is not supported.
+
+    >>> import ftorch.lax as lax, mlx.core as mx
+    >>> lax.bitcast_convert_type(mx.array([1.0]), mx.int32).tolist()
+    [1065353216]
+    """
+    new_dtype = to_mlx_dtype(new_dtype, "bitcast_convert_type: new_dtype")
+    dtype = aval_of(operand).dtype
+    if dtype.size != new_dtype.size or mx.bool_ in (dtype, new_dtype):
+        raise TypeError(
+            f"bitcast_convert_type: {dtype} and {new_dtype} must be numeric dtypes of "
+            f"the same width ({dtype.size} and {new_dtype.size} bytes)")
+    if dtype == new_dtype:
+        return operand
+    return bitcast_convert_type_p.bind(operand, dtype=new_dtype)
+
+
+def signbit(x: Any) -> Any:
+    """Whether the sign bit of each element is set: true for negative
+    numbers, ``-0.0`` and ``-nan``, as ``jax.numpy.signbit``
+    (``ftorch.numpy.signbit`` is this function).
+
+    >>> from ftorch.primitives.elementwise import signbit
+    >>> import mlx.core as mx
+    >>> signbit(mx.array([-1.0, -0.0, 0.0, 2.0])).tolist()
+    [True, True, False, False]
+    """
+    dtype = aval_of(x).dtype
+    if is_floating(dtype):
+        x = bitcast_convert_type(x, _SIGNED_OF_WIDTH[dtype.size])
+    return less(x, 0)
+
+
+# ----------------------------------------------------------------------------
+# Integer bits: shifts and population count
+# ----------------------------------------------------------------------------
+
+
+def _bit_width(dtype: mx.Dtype) -> int:
+    return 8 * dtype.size
+
+
+def _shift_left(x: mx.array, y: mx.array) -> mx.array:
+    # A shift by a negative amount or by the width or more gives 0 (XLA's
+    # answer); MLX, as C, leaves those undefined.
+    x, y = mx.array(x), mx.array(y)
+    width = _bit_width(mx.result_type(x, y))
+    out = mx.left_shift(x, mx.clip(y, 0, width - 1))
+    return mx.where((y < 0) | (y >= width), mx.zeros_like(out), out)
+
+
+def _shift_right_arithmetic(x: mx.array, y: mx.array) -> mx.array:
+    # A shift by the width or more (or a negative amount) fills with the sign bit.
+    x, y = mx.array(x), mx.array(y)
+    width = _bit_width(mx.result_type(x, y))
+    too_far = (y < 0) | (y >= width)
+    out = mx.right_shift(x, mx.where(too_far, width - 1, y))
+    if mx.issubdtype(out.dtype, mx.unsignedinteger):
+        out = mx.where(too_far, mx.zeros_like(out), out)
+    return out
+
+
+def _shift_right_logical(x: mx.array, y: mx.array) -> mx.array:
+    # Shift the bits read as unsigned, so that zeros come in from the left.
+    x, y = mx.array(x), mx.array(y)
+    dtype = mx.result_type(x, y)
+    unsigned = _UNSIGNED_OF_WIDTH[dtype.size]
+    bits = mx.view(x.astype(dtype), unsigned)
+    too_far = (y < 0) | (y >= _bit_width(dtype))
+    out = mx.right_shift(bits, mx.where(too_far, 0, y).astype(unsigned))
+    return mx.view(mx.where(too_far, mx.zeros_like(out), out), dtype)
+
+
+shift_left_p, shift_left = _binary("shift_left", _shift_left)
+nondifferentiable(shift_left_p)
+shift_right_arithmetic_p, shift_right_arithmetic = _binary(
+    "shift_right_arithmetic", _shift_right_arithmetic)
+nondifferentiable(shift_right_arithmetic_p)
+shift_right_logical_p, shift_right_logical = _binary(
+    "shift_right_logical", _shift_right_logical)
+nondifferentiable(shift_right_logical_p)
+
+# SWAR masks (0x55.., 0x33.., 0x0f..) of each unsigned width.
+_POPCOUNT_MASKS = {
+    w: tuple(int(pattern * (w // 8), 16) for pattern in ("55", "33", "0f"))
+    for w in (8, 16, 32, 64)
+}
+
+
+def _population_count(x: mx.array) -> mx.array:
+    # Count bits in pairs, nibbles, then bytes on the unsigned view, and sum
+    # the bytes by shifting them onto the lowest.
+    dtype = x.dtype
+    width = _bit_width(dtype)
+    unsigned = _UNSIGNED_OF_WIDTH[dtype.size]
+    m1, m2, m4 = (mx.array(m, unsigned) for m in _POPCOUNT_MASKS[width])
+    v = mx.view(x, unsigned)
+    v = v - (mx.right_shift(v, mx.array(1, unsigned)) & m1)
+    v = (v & m2) + (mx.right_shift(v, mx.array(2, unsigned)) & m2)
+    v = (v + mx.right_shift(v, mx.array(4, unsigned))) & m4
+    shift = 8
+    while shift < width:
+        v = v + mx.right_shift(v, mx.array(shift, unsigned))
+        shift *= 2
+    return (v & mx.array(0xFF, unsigned)).astype(dtype)
+
+
+population_count_p, population_count = _unary("population_count", _population_count, "7")
+nondifferentiable(population_count_p)

@@ -56,9 +56,10 @@ from collections.abc import Callable
 from typing import Any
 
 import mlx.core as mx
+import numpy as np
 
 import ftorch.primitives as lax
-from ftorch.core import Primitive
+from ftorch.core import Primitive, Tracer
 from ftorch.primitives._rules import derivative, vectorized
 from ftorch.primitives.elementwise import accurate_exp as _exp
 
@@ -330,16 +331,21 @@ def _polygamma_vjp(ct, y, x, *, needed, n):
 
 def polygamma(n: int, x: Any) -> Any:
     """The ``n``-th derivative of the digamma function at ``x`` (a floating
-    array), for a static Python int ``n >= 0`` (``polygamma(0, x)`` is
-    ``digamma(x)``). Unlike ``jax.lax.polygamma``, ``n`` is a static
-    parameter: ``ftorch.scipy.special.polygamma`` also takes concrete arrays.
+    array), for a static order ``n >= 0`` (``polygamma(0, x)`` is
+    ``digamma(x)``): a Python int, or, as ``jax.lax.polygamma`` takes it, a
+    concrete integral scalar array (not a traced one: the order selects the
+    series).
 
     >>> import ftorch.lax as lax, mlx.core as mx
     >>> [round(v, 6) for v in lax.polygamma(1, mx.array([1.0, -0.5])).tolist()]
     [1.644934, 8.934802]
     """
+    if not isinstance(n, (int, Tracer)) and np.ndim(n) == 0 and float(n).is_integer():
+        n = int(n)
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"polygamma: n must be a non-negative Python int, got {n!r}")
+        raise ValueError(
+            f"polygamma: n must be a non-negative Python int or concrete integral scalar, "
+            f"got {n!r}")
     return polygamma_p.bind(x, n=n)
 
 

@@ -32,10 +32,11 @@ import mlx.core as mx
 
 import ftorch.primitives as lax
 from ftorch import numpy as fnp
-from ftorch.core import Tracer, aval_of, is_floating
+from ftorch.core import Tracer, aval_of
 from ftorch.custom import custom_jvp
-from ftorch.numpy._creation import asarray, result_type
+from ftorch.numpy._creation import asarray
 from ftorch.numpy._elementwise import sinc  # (numpy.sinc; also here for SciPy-style code)
+from ftorch.numpy._math import promote_inexact as _inexact
 from ftorch.primitives.reduction import normalize_axes
 from ftorch.typing import Axis
 
@@ -47,20 +48,6 @@ __all__ = [
 ]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
-
-
-def _inexact(fname: str, *args: Any) -> list[Any]:
-    """The arguments as arrays of their common floating dtype (integers and
-    booleans promote to float32), as JAX's ``promote_args_inexact``."""
-    for i, a in enumerate(args):
-        if isinstance(a, (str, bytes)) or a is None:
-            raise TypeError(f"{fname}: argument {i} must be an array or a number, got {a!r}")
-    dtype = result_type(*args)
-    if mx.issubdtype(dtype, mx.complexfloating):
-        raise TypeError(f"{fname}: complex arguments are not supported (got {dtype})")
-    if not is_floating(dtype):
-        dtype = mx.float32
-    return [asarray(a, dtype) for a in args]
 
 
 # ----------------------------------------------------------------------------

@@ -9,6 +9,7 @@ and defaults: the stability-critical ones are primitives of their own
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import ftorch.primitives as lax
@@ -22,6 +23,8 @@ __all__ = [
     "selu", "leaky_relu", "prelu", "relu6", "relu2", "hard_tanh", "hard_sigmoid",
     "hardswish", "hard_swish", "mish", "glu", "log_sigmoid", "softsign", "softshrink",
     "hard_shrink", "step", "softmin", "gelu_approx", "gelu_fast_approx",
+    "hard_silu", "swish", "soft_sign", "identity", "log1mexp", "logmeanexp", "sparse_plus",
+    "sparse_sigmoid", "squareplus", "standardize",
 ]
 
 # ----------------------------------------------------------------------------
@@ -350,3 +353,124 @@ def gelu_fast_approx(x: Any) -> Any:
     0.8458
     """
     return fnp.multiply(x, sigmoid(fnp.multiply(x, 1.702)))
+
+
+# ----------------------------------------------------------------------------
+# jax.nn's further activations
+# ----------------------------------------------------------------------------
+
+hard_silu = hardswish  # jax.nn's other name for it
+swish = silu  # jax.nn's other name for it
+soft_sign = softsign  # jax.nn's name
+
+
+def identity(x: Any) -> Any:
+    """``x`` itself (as an array), as ``jax.nn.identity``.
+
+    >>> import ftorch.nn.functional as F, mlx.core as mx
+    >>> F.identity(mx.array([-1.0, 2.0])).tolist()
+    [-1.0, 2.0]
+    """
+    return fnp.asarray(x)
+
+
+_LOG2 = 0.6931471805599453
+
+
+def log1mexp(x: Any) -> Any:
+    """``log(1 - exp(-x))`` for ``x >= 0``, accurate at both ends (through
+    ``log(-expm1(-x))`` below ``log 2`` and ``log1p(-exp(-x))`` above), as
+    ``jax.nn.log1mexp``; ``-inf`` at 0, NaN below.
+
+    >>> import ftorch.nn.functional as F, mlx.core as mx
+    >>> round(F.log1mexp(mx.array(1.0)).item(), 5)
+    -0.45868
+    """
+    x = fnp.asarray(x)
+    small = fnp.less(x, _LOG2)
+    return fnp.where(small, fnp.log(fnp.negative(fnp.expm1(fnp.negative(x)))),
+                     fnp.log1p(fnp.negative(fnp.exp(fnp.negative(x)))))
+
+
+def logmeanexp(x: Any, axis: Axis = None, where: Any = None, keepdims: bool = False) -> Any:
+    """``log(mean(exp(x)))`` over ``axis``, computed stably as ``logsumexp(x)
+    - log(n)``, as ``jax.nn.logmeanexp``; ``where`` keeps only the elements
+    where it is true (``n`` counts them).
+
+    >>> import ftorch.nn.functional as F, mlx.core as mx
+    >>> F.logmeanexp(mx.array([1000.0, 1000.0])).item()
+    1000.0
+    """
+    x = fnp.asarray(x)
+    if where is None:
+        count = math.prod(x.shape[a] for a in normalize_axes(axis, x.ndim, "logmeanexp"))
+        lse = fnp.logsumexp(x, axis, keepdims)
+        return fnp.subtract(lse, fnp.log(fnp.asarray(float(count), lse.dtype)))
+    where = fnp.broadcast_to(fnp.asarray(where), x.shape)
+    lse = fnp.logsumexp(fnp.where(where, x, -fnp.inf), axis, keepdims)
+    count = fnp.sum(where, axis, keepdims, dtype=lse.dtype)
+    return fnp.subtract(lse, fnp.log(count))
+
+
+def sparse_plus(x: Any) -> Any:
+    """The sparse plus function: 0 for ``x <= -1``, ``(x + 1)**2 / 4`` for
+    ``-1 < x < 1``, ``x`` for ``x >= 1``, as ``jax.nn.sparse_plus``.
+
+    >>> import ftorch.nn.functional as F, mlx.core as mx
+    >>> F.sparse_plus(mx.array([-2.0, 0.0, 2.0])).tolist()
+    [0.0, 0.25, 2.0]
+    """
+    x = fnp.asarray(x)
+    quadratic = fnp.multiply(fnp.square(fnp.add(x, 1.0)), 0.25)
+    return fnp.where(fnp.less_equal(x, -1.0), fnp.zeros_like(x),
+                     fnp.where(fnp.less(x, 1.0), quadratic, x))
+
+
+def sparse_sigmoid(x: Any) -> Any:
+    """The sparse sigmoid ``clip((x + 1) / 2, 0, 1)``, the derivative of
+    ``sparse_plus``, as ``jax.nn.sparse_sigmoid``.
+
+    >>> import ftorch.nn.functional as F, mlx.core as mx
+    >>> F.sparse_sigmoid(mx.array([-2.0, 0.0, 0.5])).tolist()
+    [0.0, 0.5, 0.75]
+    """
+    return fnp.multiply(fnp.clip(fnp.add(x, 1.0), 0.0, 2.0), 0.5)
+
+
+def squareplus(x: Any, b: Any = 4) -> Any:
+    """``(x + sqrt(x**2 + b)) / 2``, a smooth ReLU, as ``jax.nn.squareplus``.
+
+    >>> import ftorch.nn.functional as F, mlx.core as mx
+    >>> F.squareplus(mx.array([0.0, 1.5])).tolist()
+    [1.0, 2.0]
+    """
+    x = fnp.asarray(x)
+    return fnp.multiply(fnp.add(x, fnp.sqrt(fnp.add(fnp.square(x), b))), 0.5)
+
+
+def standardize(x: Any, axis: Axis = -1, mean: Any = None, variance: Any = None,
+                epsilon: Any = 1e-5, where: Any = None, *, algorithm: str = "fast") -> Any:
+    """``(x - mean) / sqrt(variance + epsilon)`` over ``axis``, as
+    ``jax.nn.standardize``; ``mean`` and ``variance`` are computed (over the
+    elements where ``where`` holds) unless given. ``algorithm="fast"``
+    takes the variance as ``mean(x**2) - mean(x)**2`` (clipped at 0),
+    ``"stable"`` as ``mean((x - mean)**2)``.
+
+    >>> import ftorch.nn.functional as F, mlx.core as mx
+    >>> F.standardize(mx.array([1.0, 3.0]), epsilon=0.0).tolist()
+    [-1.0, 1.0]
+    """
+    if algorithm not in ("fast", "stable"):
+        raise ValueError(f"standardize: algorithm must be 'fast' or 'stable', got {algorithm!r}")
+    x = fnp.asarray(x)
+    if mean is None:
+        mean = fnp.mean(x, axis, keepdims=True, where=where)
+    if variance is None:
+        if algorithm == "stable":
+            variance = fnp.mean(fnp.square(fnp.subtract(x, mean)), axis, keepdims=True,
+                                where=where)
+        else:
+            variance = fnp.subtract(fnp.mean(fnp.square(x), axis, keepdims=True, where=where),
+                                    fnp.square(mean))
+            variance = fnp.maximum(variance, 0.0)  # the difference may round below 0
+    return fnp.multiply(fnp.subtract(x, mean), fnp.rsqrt(fnp.add(variance, epsilon)))
