@@ -51,12 +51,16 @@ def _elementwise(name, lo=-3.0, hi=3.0, targets=True, **kw):
 
 
 def _axis_where(name, first, second, where=True, **kw):
-    """``name(a, b, axis=..., where=...)`` with ``first(d, shape)``, ``second(d, shape)``."""
+    """``name(a, b, axis=..., where=...)`` with ``first(d, shape)``, ``second(d, shape)``.
+    A mask keeps an element of each slice along ``axis``: over a slice it masks whole,
+    JAX's gradients are NaN and ftorch's 0 (``logsumexp`` in docs/hooks.py)."""
     def args(d):
         s = _shape(d, min_dims=1)
         kwargs = {"axis": d(st.integers(-len(s), len(s) - 1))}
         if where and d(st.booleans()):
-            kwargs["where"] = _mask(d, s)
+            mask = _mask(d, s)
+            np.moveaxis(mask, kwargs["axis"], 0)[0] = True
+            kwargs["where"] = mask
         return (first(d, s), second(d, s)), kwargs
     return Oracle(f"{L}.{name}", args, **kw)
 
@@ -185,8 +189,9 @@ LOSSES = [
     Oracle(f"{L}.smooth_labels", lambda d: (
         (lambda s: (_probs(d, s), d(_f32(0.0, 1.0))))(_shape(d)),
         {"axis": -1})),
-    Oracle(f"{L}.ctc_loss", _ctc, rtol=1e-4, atol=1e-4),
-    Oracle(f"{L}.ctc_loss_with_forward_probs", _ctc, rtol=1e-4, atol=1e-3),
+    # float32 sums of log_epsilon (-1e5) and log probabilities: gradients agree to ~1e-3.
+    Oracle(f"{L}.ctc_loss", _ctc, rtol=1e-3, atol=1e-3),
+    Oracle(f"{L}.ctc_loss_with_forward_probs", _ctc, rtol=1e-3, atol=1e-3),
     Oracle(f"{L}.ntxent", _ntxent, rtol=1e-4, atol=1e-4),
     Oracle(f"{L}.triplet_margin_loss", _triplet, rtol=1e-4, atol=1e-4),
     Oracle(f"{L}.ranking_softmax_loss", _ranking, rtol=1e-4, atol=1e-5),
