@@ -31,7 +31,8 @@ IMPORTED_AS = {"jax": "jax", "ftorch": "ft", "jax.numpy": "jnp", "ftorch.numpy":
                "jax.numpy.fft": "jnp.fft", "ftorch.numpy.fft": "fnp.fft", "jax.lax": "lax",
                "ftorch.lax": "lax", "jax.random": "jax.random", "ftorch.random": "random",
                "ftorch.nn.functional": "nn.functional",
-               "ftorch.nn.initializers": "nn.initializers", "ftorch.optim": "optim"}
+               "ftorch.nn.initializers": "nn.initializers", "ftorch.optim": "optim",
+               "ftorch.optim.losses": "optim.losses"}
 
 # Names both sides have whose arguments or meaning differ.
 SAME_NAME_DIFFERENT = {
@@ -180,6 +181,17 @@ SAME_NAME_DIFFERENT = {
         "softmax": "no `where=` (mask with `-inf` instead)",
         "log_softmax": "no `where=` (mask with `-inf` instead)",
         "one_hot": "integer labels only (JAX's also takes floats)",
+    },
+    "optax": {
+        "add_noise": "the noise comes from `ftorch.random`'s streams: the same key draws other "
+                     "values than optax",
+        "noisy_sgd": "the noise comes from `ftorch.random`'s streams: the same key draws other "
+                     "values than optax",
+        "adadelta": "`learning_rate=None` is a step of 1 that descends (optax's ascends)",
+    },
+    "optax.losses": {
+        "triplet_margin_loss": "distances from `|a - b| ** norm_degree` (optax leaves out the "
+                               "`abs`: the same for even degrees)",
     },
 }
 
