@@ -176,3 +176,31 @@ ORACLE += [
     *[Oracle(f"jax.scipy.stats.multivariate_normal.{f}", _mvn_scalar_args, rtol=1e-4,
              atol=1e-5, id="scalar") for f in ["logpdf", "pdf"]],
 ]
+
+
+def _ints_2d(d):
+    return (d(arrays((d(st.integers(2, 6)), 3), "int32", lo=0, hi=3)),), {}
+
+
+def _distinct_2d(d):
+    x = d(arrays((d(st.integers(2, 6)), 3)))
+    ranks = np.argsort(np.argsort(x, axis=None)).reshape(x.shape)
+    return (ranks.astype(np.float32) * 0.5,), {}
+
+
+def _kde(L, fn, data, points):
+    return fn(data).evaluate(points), fn(data, bw_method="silverman").logpdf(points)
+
+
+ORACLE += [
+    Oracle("jax.scipy.stats.mode", _ints_2d, grad=False),
+    Oracle("jax.scipy.stats.rankdata", lambda d: (_ints_2d(d)[0],
+                                                  {"method": d(st.sampled_from(
+                                                      ["average", "min", "max", "dense",
+                                                       "ordinal"])), "axis": 0}),
+           grad=False),
+    Oracle("jax.scipy.stats.sem", lambda d: (_distinct_2d(d)[0], {"ddof": 1})),
+    Oracle("jax.scipy.stats.gaussian_kde",
+           lambda d: ((d(arrays((12,))), d(arrays((5,)))), {}), run=_kde, rtol=1e-4,
+           atol=1e-5),
+]

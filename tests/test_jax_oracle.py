@@ -81,6 +81,7 @@ def test_constants_and_dtypes_are_jax_numpys():
         if hasattr(fnp, name):
             np.testing.assert_equal(getattr(fnp, name), getattr(jnp, name), err_msg=name)
     assert fnp.newaxis is jnp.newaxis is None
+    assert isinstance(fnp.asarray([1.0]), fnp.ndarray)
     for name in DTYPES:
         ours = getattr(fnp, name)
         theirs = np.dtype(getattr(jnp, name))
