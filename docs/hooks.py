@@ -188,6 +188,10 @@ SAME_NAME_DIFFERENT = {
         "noisy_sgd": "the noise comes from `ftorch.random`'s streams: the same key draws other "
                      "values than optax",
         "adadelta": "`learning_rate=None` is a step of 1 that descends (optax's ascends)",
+        "power_iteration": "`precision` is accepted and unused (MLX's matmul has one); the "
+                           "default start from `key` draws other values than optax",
+        "multi_normal": "`sample` draws from `ftorch.random`'s streams: the same key draws "
+                        "other values than optax",
     },
     "optax.losses": {
         "triplet_margin_loss": "distances from `|a - b| ** norm_degree` (optax leaves out the "

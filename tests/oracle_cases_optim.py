@@ -504,6 +504,117 @@ WRAPPERS = [
 ]
 
 
+def _agc_draw(d):
+    """Parameters and gradients with leaves of 1 to 4 axes (each unit rule of
+    ``adaptive_grad_clip``), and its keywords."""
+    shape = _shape(d, min_dims=1, max_dims=4)
+    params = {"w": _no_tiny(d(arrays(shape))), "b": _no_tiny(d(arrays(shape[-1:])))}
+    grads = [{k: _no_tiny(d(arrays(v.shape))) for k, v in params.items()} for _ in range(2)]
+    return (params, grads), {"clipping": d(_f32(0.01, 2.0)), "eps": d(_f32(1e-3, 0.1))}
+
+
+def _agc_axis_run(L, fn, params, grads):
+    return _descend(L, lambda: fn(0.3, axis=0), params, grads)
+
+
+def _flatten_run(L, fn, params, grads):
+    return _descend(L, lambda: fn(L.optim.adam(0.1)), params, grads)
+
+
+def _monitor_run(L, fn, params, grads):
+    """The measurements after each update: a plain measure and an averaged one."""
+    opt = fn({"norm": L.optim.global_norm,
+              "ema": L.optim.measure_with_ema(L.optim.global_norm, 0.7)})
+    state, seen = opt.init(params), []
+    for g in grads:
+        _, state = opt.update(g, state, params)
+        seen.append(state.measurements)
+    return seen
+
+
+def _measure_with_ema_run(L, fn, params, grads, debias):
+    measure = fn(L.optim.global_norm, 0.6, debias=debias)
+    state, seen = measure.init(params), []
+    for g in grads:
+        value, state = measure.update(g, state, params)
+        seen.append(value)
+    return seen
+
+
+def _snapshot_run(L, fn, params, grads):
+    opt = fn("norm", L.optim.global_norm)
+    state = opt.init(params)
+    seen = [state.measurement]
+    for g in grads:
+        _, state = opt.update(g, state, params)
+        seen.append(state.measurement)
+    return seen
+
+
+def _tree_map_params_run(L, fn, params, grads):
+    """``scale_by_adam``'s moments mapped with the gradients (``rest``), its count
+    by ``transform_non_params``."""
+    opt = L.optim.scale_by_adam()
+    state = opt.init(params)
+    _, state = opt.update(grads[0], state, params)
+    mapped = fn(opt, lambda v, g: v * 2.0 + g, state, grads[1],
+                transform_non_params=lambda c: c + 5)
+    return mapped.count, mapped.mu, mapped.nu
+
+
+def _layer_clip(d):
+    (grads, bound), _ = _per_example(d)
+    return (grads, bound), {"uniform": d(st.booleans())}
+
+
+def _power_iteration_draw(d):
+    """A symmetric positive matrix with a clear top eigenvalue (power iteration
+    converges to it from any start) and a start ``v0``."""
+    n = d(st.integers(1, 4))
+    q, _ = np.linalg.qr(d(arrays((n, n), lo=-1.0, hi=1.0)) + 3 * np.eye(n))
+    values = np.array([4.0] + [d(_f32(0.1, 2.0)) for _ in range(n - 1)])
+    matrix = ((q * values) @ q.T).astype(np.float32)
+    v0 = (d(arrays((n,), lo=0.5, hi=1.0)) + q[:, 0] * np.sign(q[:, 0].sum() or 1)).astype(
+        np.float32)
+    return (matrix,), {"v0": v0, "num_iters": d(st.sampled_from([1, 2, 200]))}
+
+
+def _multi_normal_run(L, fn, loc, log_scale, x):
+    d = fn(loc, log_scale)
+    return d.log_prob(x), d.params, d.sample((2, 3), L.random.key(0)).shape
+
+
+def _multi_normal_draw(d):
+    n = d(st.integers(1, 4))
+    return (d(arrays((n,))), d(arrays((n,), lo=-1.0, hi=1.0)), d(arrays((n,)))), {}
+
+
+UTILITIES = [
+    Oracle(f"{OPTAX}.adaptive_grad_clip", _agc_draw, run=_descend, grad=False, rtol=1e-4,
+           atol=1e-5),
+    Oracle(f"{OPTAX}.adaptive_grad_clip", lambda d: (_params_grads(d, steps=2), {}),
+           run=_agc_axis_run, grad=False, rtol=1e-4, atol=1e-5),
+    Oracle(f"{OPTAX}.flatten", lambda d: (_params_grads(d), {}), run=_flatten_run, grad=False,
+           rtol=1e-3, atol=1e-4),
+    Oracle(f"{OPTAX}.monitor", lambda d: (_params_grads(d), {}), run=_monitor_run, grad=False,
+           rtol=1e-4, atol=1e-5),
+    Oracle(f"{OPTAX}.measure_with_ema", lambda d: (_params_grads(d), {"debias": d(
+        st.booleans())}), run=_measure_with_ema_run, grad=False, rtol=1e-4, atol=1e-5),
+    Oracle(f"{OPTAX}.snapshot", lambda d: (_params_grads(d), {}), run=_snapshot_run,
+           grad=False, rtol=1e-4, atol=1e-5),
+    Oracle(f"{OPTAX}.tree_map_params", lambda d: (_params_grads(d, steps=2), {}),
+           run=_tree_map_params_run, grad=False, rtol=1e-4, atol=1e-5),
+    Oracle(f"{OPTAX}.per_example_layer_norm_clip", _layer_clip, rtol=1e-4, atol=1e-5,
+           dtypes=False),
+    Oracle(f"{OPTAX}.power_iteration", _power_iteration_draw, grad=False, rtol=1e-3,
+           atol=1e-4),
+    Oracle(f"{OPTAX}.multi_normal", _multi_normal_draw, run=_multi_normal_run, grad=False),
+    Oracle(f"{OPTAX}.WrappedSchedule", lambda d: ((d(st.integers(0, 50)),), {}), grad=False,
+           dtypes=False, run=lambda L, fn, count: fn(lambda c: 0.5 / (c + 1))(
+               L.optim.ScaleByScheduleState(L.numpy.asarray(count)))),
+]
+
+
 def schedule(name, **draws):
     """``name(**kwargs)`` at steps 0, 3, ..., 30."""
     def args(d):
@@ -542,7 +653,8 @@ SCHEDULES = [
         {"init_value": 0.1, "peak_value": 0.5, "warmup_steps": 2, "decay_steps": 12}])),
 ]
 
-ORACLE = [*LOSSES, *OPTIMIZERS, *LINE_SEARCHES, *TRANSFORMS, *WRAPPERS, *SCHEDULES]
+ORACLE = [*LOSSES, *OPTIMIZERS, *LINE_SEARCHES, *TRANSFORMS, *WRAPPERS, *UTILITIES,
+          *SCHEDULES]
 
 _TYPES = ("a type (a state, a protocol or an alias): no values to compare; "
           "tests/test_optim_*.py use it")
@@ -566,7 +678,8 @@ UNCHECKED = {
         "ScaleByZoomLinesearchState", "Schedule", "ShouldSkipUpdateFunction", "TraceState",
         "TransformInitFn", "TransformUpdateExtraArgsFn", "TransformUpdateFn", "Updates",
         "ZeroNansState", "ZoomLinesearchInfo", "ConditionallyMaskState",
-        "ConditionallyTransformState")},
+        "ConditionallyTransformState", "AdaptiveGradClipState", "ScaleState",
+        "MaskOrFn", "SnapshotState", "MonitorState")},
     **{f"optax.{n}": _WRAPPED for n in (
         "MultiSteps", "apply_if_finite", "freeze", "inject_hyperparams", "multi_transform",
         "partition", "periodic_update", "selective_transform", "skip_large_updates",

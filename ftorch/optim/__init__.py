@@ -26,6 +26,7 @@ from ftorch.optim import (
     _numerics,
     _schedule,
     _transform,
+    _utilities,
     _wrappers,
     losses,
 )
@@ -37,6 +38,7 @@ from ftorch.optim._linesearch import *  # noqa: F403
 from ftorch.optim._numerics import *  # noqa: F403
 from ftorch.optim._schedule import *  # noqa: F403
 from ftorch.optim._transform import *  # noqa: F403
+from ftorch.optim._utilities import *  # noqa: F403
 from ftorch.optim._wrappers import *  # noqa: F403
 from ftorch.optim.losses import (  # noqa: F401  (re-exported: _TOP_LEVEL_LOSSES)
     convex_kl_divergence,
@@ -70,6 +72,6 @@ _TOP_LEVEL_LOSSES = [
 ]
 
 __all__ = [*_base.__all__, *_hyperparams.__all__, *_transform.__all__, *_adaptive.__all__,
-           *_numerics.__all__,
+           *_numerics.__all__, *_utilities.__all__,
            *_wrappers.__all__, *_linesearch.__all__, *_alias.__all__, *_schedule.__all__,
            "losses", *_TOP_LEVEL_LOSSES]

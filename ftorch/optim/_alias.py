@@ -84,8 +84,11 @@ __all__ = [
     "adabelief", "adamaxw", "adan", "novograd", "radam", "rprop", "sm3", "yogi", "fromage",
     "sign_sgd", "signum", "optimistic_gradient_descent", "optimistic_adam",
     "optimistic_adam_v2", "polyak_sgd", "noisy_sgd",
+    "MaskOrFn",
 ]
 
+# A mask: a pytree of bools (a prefix of the parameters') or a function of the parameters
+# returning one.
 MaskOrFn = Any | Callable[[Any], Any] | None
 _ZOOM_DEFAULT = scale_by_zoom_linesearch(max_linesearch_steps=20, initial_guess_strategy="one")
 Number = float | mx.array
