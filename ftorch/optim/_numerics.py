@@ -56,14 +56,19 @@ def update_moment(updates: Any, moments: Any, decay: float | Any, order: int) ->
 
 def update_moment_per_elem_norm(updates: Any, moments: Any, decay: float | Any,
                                 order: int) -> Any:
-    """``(1 - decay) * |u| ** order + decay * moment``, leaf by leaf.
+    """``(1 - decay) * u ** order + decay * moment``, leaf by leaf, as optax's:
+    a real ``u`` is raised to ``order`` as it is (signed, for an odd order), a
+    complex one's modulus is.
 
     >>> import ftorch.optim as optim, mlx.core as mx
-    >>> optim.update_moment_per_elem_norm(mx.array([-2.0]), mx.array([0.0]), 0.5, 1).tolist()
-    [1.0]
+    >>> optim.update_moment_per_elem_norm(mx.array([-2.0]), mx.array([0.0]), 0.5, 2).tolist()
+    [2.0]
     """
     def one(g, t):
-        norm = fnp.square(g) if order == 2 else fnp.abs(g) ** order
+        if fnp.iscomplexobj(g):
+            norm = fnp.abs(g) ** order
+        else:
+            norm = fnp.square(g) if order == 2 else g ** order
         return (1 - decay) * norm + decay * t
 
     return tree.map(one, updates, moments)
