@@ -31,7 +31,8 @@ IMPORTED_AS = {"jax": "jax", "ftorch": "ft", "jax.numpy": "jnp", "ftorch.numpy":
                "jax.numpy.fft": "jnp.fft", "ftorch.numpy.fft": "fnp.fft", "jax.lax": "lax",
                "ftorch.lax": "lax", "jax.random": "jax.random", "ftorch.random": "random",
                "ftorch.nn.functional": "nn.functional",
-               "ftorch.nn.initializers": "nn.initializers", "ftorch.optim": "optim"}
+               "ftorch.nn.initializers": "nn.initializers", "ftorch.optim": "optim",
+               "ftorch.optim.losses": "optim.losses"}
 
 # Names both sides have whose arguments or meaning differ.
 SAME_NAME_DIFFERENT = {
@@ -159,6 +160,20 @@ SAME_NAME_DIFFERENT = {
         "ppf": "derivative `+inf` at 0 and 1 (JAX's is 0)",
         "isf": "derivative `-inf` at 0 and 1 (JAX's is 0)",
     },
+    "jax.scipy.stats.truncnorm": {
+        f: "gradient 0 outside the bounds (JAX's is sometimes NaN there)"
+        for f in ["cdf", "logcdf", "sf", "logsf"]
+    },
+    "jax.scipy.stats.multinomial": {
+        "logpmf": "counts that do not add up to `n` are checked row by row along the last "
+                  "axis (JAX compares the sum of all of `x` with `n`)",
+        "pmf": "as `logpmf`: the counts are checked row by row",
+    },
+    "jax.random": {
+        "multinomial": "`unroll=` is accepted and ignored (the categories are unrolled)",
+        "wrap_key_data": "`impl` must be `threefry2x32` and `dtype` None (raw uint32 keys)",
+        "key_impl": "returns the name `'threefry2x32'` (JAX returns a `PRNGSpec`)",
+    },
     "jax.nn": {
         "gelu": "`approximate=False` by default (the exact `x * Phi(x)`, as PyTorch and "
                 "`mlx.nn.gelu`); JAX's default is `approximate=True`, the tanh form",
@@ -168,6 +183,21 @@ SAME_NAME_DIFFERENT = {
         "softmax": "no `where=` (mask with `-inf` instead)",
         "log_softmax": "no `where=` (mask with `-inf` instead)",
         "one_hot": "integer labels only (JAX's also takes floats)",
+    },
+    "optax": {
+        "add_noise": "the noise comes from `ftorch.random`'s streams: the same key draws other "
+                     "values than optax",
+        "noisy_sgd": "the noise comes from `ftorch.random`'s streams: the same key draws other "
+                     "values than optax",
+        "adadelta": "`learning_rate=None` is a step of 1 that descends (optax's ascends)",
+        "power_iteration": "`precision` is accepted and unused (MLX's matmul has one); the "
+                           "default start from `key` draws other values than optax",
+        "multi_normal": "`sample` draws from `ftorch.random`'s streams: the same key draws "
+                        "other values than optax",
+    },
+    "optax.losses": {
+        "triplet_margin_loss": "distances from `|a - b| ** norm_degree` (optax leaves out the "
+                               "`abs`: the same for even degrees)",
     },
 }
 

@@ -45,6 +45,9 @@ from ftorch.primitives.sampling import (
     normal_p,
     permutation_p,
     randint_p,
+    random_binomial_p,
+    random_gamma_p,
+    random_poisson_p,
     split_p,
     truncated_normal_p,
     uniform_p,
@@ -54,7 +57,11 @@ from ftorch.primitives.sampling import (
 __all__ = [
     "key", "PRNGKey", "split", "fold_in", "bits", "uniform", "normal", "bernoulli", "randint",
     "gumbel", "categorical", "truncated_normal", "exponential", "permutation", "choice",
-    "multivariate_normal",
+    "multivariate_normal", "clone", "key_data", "wrap_key_data", "key_impl", "cauchy",
+    "laplace", "logistic", "lognormal", "maxwell", "double_sided_maxwell", "pareto", "rademacher",
+    "rayleigh", "triangular", "wald", "weibull_min", "geometric", "orthogonal", "gamma",
+    "loggamma", "beta", "dirichlet", "chisquare", "f", "t", "generalized_normal", "ball",
+    "poisson", "binomial", "multinomial",
 ]
 
 
@@ -536,3 +543,603 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | No
         factor = fnp.linalg.cholesky(cov)
     draw = fnp.matmul(fnp.astype(factor, dtype), fnp.expand_dims(z, -1))[..., 0]
     return fnp.add(draw, mean)
+
+
+# ----------------------------------------------------------------------------
+# More distributions, as jax.random's: transforms of the draws above, and the
+# gamma, Poisson and binomial samplers of ftorch.primitives.sampling.
+# ----------------------------------------------------------------------------
+
+
+def _float_params(fname: str, dtype: mx.Dtype, **params: Any) -> list[Any]:
+    """The parameters as arrays of ``dtype`` (Python numbers and integer
+    arrays converted; floating arrays cast), in order."""
+    out = []
+    for name, value in params.items():
+        if isinstance(value, (str, bytes)) or value is None:
+            raise TypeError(f"{fname}: {name} must be a number or an array, got {value!r}")
+        out.append(fnp.asarray(value, dtype))
+    return out
+
+
+def _param_shape(shape: Any, dtype: mx.Dtype, fname: str, **params: Any) -> tuple[int, ...]:
+    """``shape`` checked against the parameters (as ``_sample_shape``), or
+    their broadcast shape when ``shape`` is None."""
+    if shape is None:
+        try:
+            shape = tuple(mx.broadcast_shapes(*[_shape_of(v) for v in params.values()]))
+        except ValueError:
+            shapes = ", ".join(f"{k} {_shape_of(v)}" for k, v in params.items())
+            raise ValueError(f"{fname}: the shapes of the parameters do not broadcast: "
+                             f"{shapes}") from None
+    return _sample_shape(shape, dtype, fname, **params)
+
+
+def _open_uniform(key: Any, shape: tuple[int, ...], dtype: mx.Dtype, fname: str) -> Any:
+    """Uniforms in (0, 1): no 0, whose logarithm would be ``-inf``."""
+    tiny = float(np.finfo(np.dtype(str(dtype).split(".")[-1])).tiny)
+    return _uniform(key, shape, dtype, tiny, 1.0, fname)
+
+
+def clone(key: Any) -> Any:
+    """``key`` itself: ftorch's keys are arrays, never consumed, so a copy is
+    the same key (``jax.random.clone`` matters only for JAX's typed keys).
+
+    >>> import ftorch.random as random
+    >>> random.clone(random.key(3)).tolist()
+    [0, 3]
+    """
+    return _check_key(key, "clone")
+
+
+def _check_key_batch(keys: Any, fname: str) -> Any:
+    if isinstance(keys, np.ndarray):
+        keys = mx.array(keys)
+    if not isinstance(keys, (mx.array, Tracer)):
+        raise TypeError(f"{fname}: expected key data, a uint32 array of shape (..., 2), got "
+                        f"{type(keys).__name__}")
+    a = aval_of(keys)
+    if a.dtype != mx.uint32 or len(a.shape) < 1 or a.shape[-1] != 2:
+        raise TypeError(f"{fname}: expected key data, a uint32 array of shape (..., 2), got "
+                        f"{format_aval(a)}")
+    return keys
+
+
+def key_data(keys: Any) -> Any:
+    """The raw uint32 words of ``keys`` (shape ``(..., 2)``): ftorch's keys
+    already are their data, as JAX's legacy ``PRNGKey`` arrays, so this
+    checks and returns them.
+
+    >>> import ftorch.random as random
+    >>> random.key_data(random.key(5)).tolist()
+    [0, 5]
+    """
+    return _check_key_batch(keys, "key_data")
+
+
+def wrap_key_data(key_bits_array: Any, *, impl: Any = None, dtype: Any = None) -> Any:
+    """Keys from raw uint32 words (shape ``(..., 2)``): the identity on
+    ftorch's keys, after checking them. ``impl`` may only name ftorch's one
+    implementation, ``"threefry2x32"``; ``dtype`` (JAX's typed-key dtype)
+    only ``None``, as ftorch's keys are raw uint32 arrays.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> random.wrap_key_data(mx.array([0, 5], dtype=mx.uint32)).tolist()
+    [0, 5]
+    """
+    if impl is not None and str(impl) != _KEY_IMPL:
+        raise ValueError(f"wrap_key_data: impl must be {_KEY_IMPL!r} (ftorch's only key "
+                         f"implementation), got {impl!r}")
+    if dtype is not None:
+        raise ValueError("wrap_key_data: dtype must be None: ftorch's keys are raw uint32 "
+                         "arrays, not typed keys")
+    return _check_key_batch(key_bits_array, "wrap_key_data")
+
+
+_KEY_IMPL = "threefry2x32"
+
+
+def key_impl(keys: Any) -> str:
+    """The name of the keys' random bit generator: always
+    ``"threefry2x32"``, MLX's (and JAX's default).
+
+    >>> import ftorch.random as random
+    >>> random.key_impl(random.key(0))
+    'threefry2x32'
+    """
+    _check_key_batch(keys, "key_impl")
+    return _KEY_IMPL
+
+
+def cauchy(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.float32) -> Any:
+    """Standard Cauchy samples, ``tan(pi (u - 1/2))`` of uniform ``u`` in (0, 1).
+
+    >>> import ftorch.random as random
+    >>> random.cauchy(random.key(0), (3,)).shape
+    (3,)
+    """
+    dtype = _float_dtype(dtype, "cauchy")
+    u = _open_uniform(key, _sample_shape(shape, dtype, "cauchy"), dtype, "cauchy")
+    return lax.tan(lax.multiply(lax.subtract(u, 0.5), math.pi))
+
+
+def laplace(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.float32) -> Any:
+    """Standard Laplace samples: ``-sign(u) log1p(-|u|)`` of uniform ``u`` in (-1, 1).
+
+    >>> import ftorch.random as random
+    >>> random.laplace(random.key(0), (3,)).shape
+    (3,)
+    """
+    dtype = _float_dtype(dtype, "laplace")
+    shape = _sample_shape(shape, dtype, "laplace")
+    low = float(np.nextafter(np.float32(-1.0), np.float32(0.0)))
+    u = _uniform(key, shape, dtype, low, 1.0, "laplace")
+    return lax.negative(lax.multiply(lax.sign(u), lax.log1p(lax.negative(lax.abs(u)))))
+
+
+def logistic(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.float32) -> Any:
+    """Standard logistic samples, ``log(u / (1 - u))`` of uniform ``u`` in (0, 1).
+
+    >>> import ftorch.random as random
+    >>> random.logistic(random.key(0), (3,)).shape
+    (3,)
+    """
+    dtype = _float_dtype(dtype, "logistic")
+    u = _open_uniform(key, _sample_shape(shape, dtype, "logistic"), dtype, "logistic")
+    return lax.subtract(lax.log(u), lax.log1p(lax.negative(u)))
+
+
+def lognormal(key: Any, sigma: Any = 1.0, shape: Sequence[int] | None = None,
+              dtype: DTypeLike = mx.float32) -> Any:
+    """Log-normal samples, ``exp(sigma z)`` of standard normal ``z``
+    (differentiable in ``sigma``).
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> bool(mx.all(random.lognormal(random.key(0), 0.5, (100,)) > 0))
+    True
+    """
+    dtype = _float_dtype(dtype, "lognormal")
+    (sigma,) = _float_params("lognormal", dtype, sigma=sigma)
+    shape = _param_shape(shape, dtype, "lognormal", sigma=sigma)
+    return lax.exp(lax.multiply(normal(key, shape, dtype), sigma))
+
+
+def maxwell(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.float32) -> Any:
+    """Maxwell samples: the length of a vector of three standard normals.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> bool(mx.all(random.maxwell(random.key(0), (100,)) > 0))
+    True
+    """
+    dtype = _float_dtype(dtype, "maxwell")
+    shape = _sample_shape(shape, dtype, "maxwell")
+    z = normal(key, (*shape, 3), dtype)
+    return fnp.linalg.norm(z, axis=-1)
+
+
+def double_sided_maxwell(key: Any, loc: Any, scale: Any, shape: Sequence[int] = (),
+                         dtype: DTypeLike = mx.float32) -> Any:
+    """Double-sided Maxwell samples: ``loc + scale * s * m`` with ``m`` a
+    Maxwell sample and ``s`` a random sign (differentiable in ``loc`` and
+    ``scale``).
+
+    >>> import ftorch.random as random
+    >>> random.double_sided_maxwell(random.key(0), 0.0, 1.0, (3,)).shape
+    (3,)
+    """
+    dtype = _float_dtype(dtype, "double_sided_maxwell")
+    loc, scale = _float_params("double_sided_maxwell", dtype, loc=loc, scale=scale)
+    shape = _sample_shape(shape, dtype, "double_sided_maxwell", loc=loc, scale=scale)
+    maxwell_key, sign_key = split(key)
+    signed = lax.multiply(maxwell(maxwell_key, shape, dtype),
+                          lax.astype(rademacher(sign_key, shape), dtype))
+    return lax.add(lax.multiply(signed, scale), loc)
+
+
+def pareto(key: Any, b: Any, shape: Sequence[int] | None = None,
+           dtype: DTypeLike = mx.float32) -> Any:
+    """Pareto samples of shape ``b`` (support ``x >= 1``): ``exp(e / b)`` of a
+    standard exponential ``e`` (differentiable in ``b``).
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> bool(mx.all(random.pareto(random.key(0), 2.0, (100,)) >= 1))
+    True
+    """
+    dtype = _float_dtype(dtype, "pareto")
+    (b,) = _float_params("pareto", dtype, b=b)
+    shape = _param_shape(shape, dtype, "pareto", b=b)
+    return lax.exp(lax.divide(exponential(key, shape, dtype), b))
+
+
+def rademacher(key: Any, shape: Sequence[int] = (), dtype: DTypeLike = mx.int32) -> Any:
+    """Random signs, -1 or 1 with equal probability, as ``dtype`` (int32 by default).
+
+    >>> import ftorch.random as random
+    >>> sorted(set(random.rademacher(random.key(0), (50,)).tolist()))
+    [-1, 1]
+    """
+    dtype = to_mlx_dtype(dtype, "rademacher: dtype")
+    shape = _sample_shape(shape, dtype, "rademacher")
+    heads = bernoulli(key, 0.5, shape)
+    return lax.astype(lax.subtract(lax.multiply(lax.astype(heads, mx.int32), 2), 1), dtype)
+
+
+def rayleigh(key: Any, scale: Any, shape: Sequence[int] | None = None,
+             dtype: DTypeLike = mx.float32) -> Any:
+    """Rayleigh samples, ``scale sqrt(-2 log u)`` of uniform ``u`` in (0, 1)
+    (differentiable in ``scale``).
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> bool(mx.all(random.rayleigh(random.key(0), 2.0, (100,)) > 0))
+    True
+    """
+    dtype = _float_dtype(dtype, "rayleigh")
+    (scale,) = _float_params("rayleigh", dtype, scale=scale)
+    shape = _param_shape(shape, dtype, "rayleigh", scale=scale)
+    u = _open_uniform(key, shape, dtype, "rayleigh")
+    return lax.multiply(lax.sqrt(lax.multiply(lax.log(u), -2.0)), scale)
+
+
+def triangular(key: Any, left: Any, mode: Any, right: Any, shape: Sequence[int] | None = None,
+               dtype: DTypeLike = mx.float32) -> Any:
+    """Triangular samples on ``[left, right]`` peaking at ``mode``, by
+    inverting the distribution function (differentiable in the three).
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> x = random.triangular(random.key(0), 0.0, 1.0, 3.0, (100,))
+    >>> bool(mx.all((x >= 0) & (x <= 3)))
+    True
+    """
+    dtype = _float_dtype(dtype, "triangular")
+    left, mode, right = _float_params("triangular", dtype, left=left, mode=mode, right=right)
+    shape = _param_shape(shape, dtype, "triangular", left=left, mode=mode, right=right)
+    u = _uniform(key, shape, dtype, 0.0, 1.0, "triangular")
+    width = fnp.subtract(right, left)
+    split_at = (mode - left) / width  # the distribution function at the mode
+    below = left + fnp.sqrt(u * width * (mode - left))
+    above = right - fnp.sqrt((1.0 - u) * width * (right - mode))
+    return fnp.where(u < split_at, below, above)
+
+
+def wald(key: Any, mean: Any, shape: Sequence[int] | None = None,
+         dtype: DTypeLike = mx.float32) -> Any:
+    """Wald (inverse Gaussian) samples of ``mean`` and shape 1, by Michael,
+    Schucany and Haas's transformation of a normal and a uniform draw.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> bool(mx.all(random.wald(random.key(0), 2.0, (100,)) > 0))
+    True
+    """
+    dtype = _float_dtype(dtype, "wald")
+    (mean,) = _float_params("wald", dtype, mean=mean)
+    shape = _param_shape(shape, dtype, "wald", mean=mean)
+    normal_key, uniform_key = split(key)
+    y = fnp.square(normal(normal_key, shape, dtype))
+    u = _uniform(uniform_key, shape, dtype, 0.0, 1.0, "wald")
+    root = mean + mean * mean * y / 2 - mean / 2 * fnp.sqrt(4 * mean * y + fnp.square(mean * y))
+    return fnp.where(u <= mean / (mean + root), root, mean * mean / root)
+
+
+def weibull_min(key: Any, scale: Any, concentration: Any, shape: Sequence[int] = (),
+                dtype: DTypeLike = mx.float32) -> Any:
+    """Weibull samples, ``scale (-log1p(-u))^(1/concentration)`` of uniform
+    ``u`` (differentiable in both parameters).
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> bool(mx.all(random.weibull_min(random.key(0), 1.0, 2.0, (100,)) >= 0))
+    True
+    """
+    dtype = _float_dtype(dtype, "weibull_min")
+    scale, concentration = _float_params("weibull_min", dtype, scale=scale,
+                                         concentration=concentration)
+    shape = _sample_shape(shape, dtype, "weibull_min", scale=scale,
+                          concentration=concentration)
+    u = _uniform(key, shape, dtype, 0.0, 1.0, "weibull_min")
+    return scale * fnp.power(fnp.negative(fnp.log1p(fnp.negative(u))), 1.0 / concentration)
+
+
+def geometric(key: Any, p: Any, shape: Sequence[int] | None = None,
+              dtype: DTypeLike = mx.int32) -> Any:
+    """Geometric samples: the number of trials up to the first success of
+    probability ``p`` (``>= 1``), ``floor(log1p(-u) / log1p(-p)) + 1``.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> bool(mx.all(random.geometric(random.key(0), 0.3, (100,)) >= 1))
+    True
+    """
+    dtype = to_mlx_dtype(dtype, "geometric: dtype")
+    if not mx.issubdtype(dtype, mx.integer):
+        raise TypeError(f"geometric: dtype must be an integer dtype, got {dtype}")
+    (p,) = _float_params("geometric", mx.float32, p=p)
+    shape = _param_shape(shape, dtype, "geometric", p=p)
+    u = _uniform(key, shape, mx.float32, 0.0, 1.0, "geometric")
+    trials = fnp.floor(fnp.log1p(fnp.negative(u)) / fnp.log1p(fnp.negative(p))) + 1.0
+    return fnp.astype(trials, dtype)
+
+
+def orthogonal(key: Any, n: int, shape: Sequence[int] = (), dtype: DTypeLike = mx.float32,
+               m: int | None = None) -> Any:
+    """Random matrices with orthonormal columns (or rows), uniform (Haar)
+    among them: ``(*shape, n, m)`` (``m = n`` by default), from the QR
+    factorisation of a normal matrix with the signs of ``R``'s diagonal
+    moved into ``Q``.
+
+    >>> import ftorch.random as random, ftorch.numpy as fnp, mlx.core as mx
+    >>> q = random.orthogonal(random.key(0), 3)
+    >>> bool(fnp.allclose(q @ q.T, mx.eye(3), atol=1e-5))
+    True
+    """
+    dtype = _float_dtype(dtype, "orthogonal")
+    m = n if m is None else m
+    for name, v in (("n", n), ("m", m)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"orthogonal: {name} must be a non-negative int, got {v!r}")
+    shape = static_shape(shape, "orthogonal")
+    tall = (max(n, m), min(n, m))
+    z = normal(key, _sample_shape((*shape, *tall), dtype, "orthogonal"), dtype)
+    q, r = fnp.linalg.qr(z)
+    signs = fnp.sign(fnp.diagonal(r, axis1=-2, axis2=-1))
+    q = q * fnp.expand_dims(signs, -2)
+    return fnp.swapaxes(q, -1, -2) if n < m else q
+
+
+def _gamma(key: Any, a: Any, shape: Any, dtype: DTypeLike, fname: str, log_space: bool) -> Any:
+    key = _check_key(key, fname)
+    dtype = _float_dtype(dtype, fname)
+    (a,) = _float_params(fname, dtype, a=a)
+    shape = _param_shape(shape, dtype, fname, a=a)
+    a = fnp.broadcast_to(a, shape)
+    return random_gamma_p.bind(key, a, shape=shape, dtype=dtype, log_space=log_space)
+
+
+def gamma(key: Any, a: Any, shape: Sequence[int] | None = None,
+          dtype: DTypeLike = mx.float32) -> Any:
+    """Gamma samples of shape ``a`` (scale 1), by Marsaglia and Tsang's method
+    (``a < 1`` boosted: ``Gamma(a + 1) U^(1/a)``) with a fixed number of
+    vectorised proposal rounds, so it is jittable and vmappable (an element
+    keeps a rejected proposal with probability below 1e-21). Differentiable
+    in ``a`` by implicit reparameterisation (``lax.random_gamma_grad``), as
+    in JAX. float64 samples are computed in float64 from float32 draws.
+
+    >>> import ftorch as ft, ftorch.random as random, mlx.core as mx
+    >>> random.gamma(random.key(0), mx.array([0.5, 2.0]), (3, 2)).shape
+    (3, 2)
+    """
+    return _gamma(key, a, shape, dtype, "gamma", log_space=False)
+
+
+def loggamma(key: Any, a: Any, shape: Sequence[int] | None = None,
+             dtype: DTypeLike = mx.float32) -> Any:
+    """The logarithms of gamma samples of shape ``a``, computed in log space
+    (accurate for tiny ``a``, whose samples underflow to 0); differentiable
+    in ``a``.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> bool(mx.all(mx.isfinite(random.loggamma(random.key(0), 1e-3, (100,)))))
+    True
+    """
+    return _gamma(key, a, shape, dtype, "loggamma", log_space=True)
+
+
+def beta(key: Any, a: Any, b: Any, shape: Sequence[int] | None = None,
+         dtype: DTypeLike = mx.float32) -> Any:
+    """Beta samples, ``X / (X + Y)`` of ``X ~ Gamma(a)`` and ``Y ~ Gamma(b)``
+    (computed from their logarithms, so tiny shapes give 0 or 1, not NaN);
+    differentiable in ``a`` and ``b``.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> x = random.beta(random.key(0), 2.0, 3.0, (100,))
+    >>> bool(mx.all((x >= 0) & (x <= 1)))
+    True
+    """
+    dtype = _float_dtype(dtype, "beta")
+    a, b = _float_params("beta", dtype, a=a, b=b)
+    shape = _param_shape(shape, dtype, "beta", a=a, b=b)
+    key_a, key_b = split(_check_key(key, "beta"))
+    log_x, log_y = loggamma(key_a, a, shape, dtype), loggamma(key_b, b, shape, dtype)
+    top = fnp.maximum(log_x, log_y)
+    x, y = fnp.exp(log_x - top), fnp.exp(log_y - top)
+    return x / (x + y)
+
+
+def dirichlet(key: Any, alpha: Any, shape: Sequence[int] | None = None,
+              dtype: DTypeLike = mx.float32) -> Any:
+    """Dirichlet samples of concentrations ``alpha`` (its last axis, ``K``):
+    shape ``(*shape, K)``, normalised gamma samples (through their
+    logarithms, a softmax); differentiable in ``alpha``.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> x = random.dirichlet(random.key(0), mx.array([1.0, 2.0, 3.0]), (4,))
+    >>> x.shape, bool(mx.allclose(x.sum(-1), mx.ones(4)))
+    ((4, 3), True)
+    """
+    dtype = _float_dtype(dtype, "dirichlet")
+    (alpha,) = _float_params("dirichlet", dtype, alpha=alpha)
+    alpha_shape = _shape_of(alpha)
+    if not alpha_shape:
+        raise ValueError("dirichlet: alpha must have at least one dimension (the categories)")
+    if shape is None:
+        shape = alpha_shape[:-1]
+    shape = _sample_shape(shape, dtype, "dirichlet",
+                          **{"alpha (without its last axis)": alpha_shape[:-1]})
+    full = (*shape, alpha_shape[-1])
+    log_g = loggamma(key, fnp.broadcast_to(alpha, full), full, dtype)
+    return fnp.exp(log_g - fnp.logsumexp(log_g, axis=-1, keepdims=True))
+
+
+def chisquare(key: Any, df: Any, shape: Sequence[int] | None = None,
+              dtype: DTypeLike = mx.float32) -> Any:
+    """Chi-square samples of ``df`` degrees of freedom, ``2 Gamma(df / 2)``;
+    differentiable in ``df``.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> bool(mx.all(random.chisquare(random.key(0), 3.0, (100,)) > 0))
+    True
+    """
+    dtype = _float_dtype(dtype, "chisquare")
+    (df,) = _float_params("chisquare", dtype, df=df)
+    shape = _param_shape(shape, dtype, "chisquare", df=df)
+    return lax.multiply(gamma(key, lax.divide(df, 2.0), shape, dtype), 2.0)
+
+
+def f(key: Any, dfnum: Any, dfden: Any, shape: Sequence[int] | None = None,
+      dtype: DTypeLike = mx.float32) -> Any:
+    """F samples, ``(X / dfnum) / (Y / dfden)`` of chi-square ``X``, ``Y``;
+    differentiable in both degrees of freedom.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> bool(mx.all(random.f(random.key(0), 3.0, 5.0, (100,)) > 0))
+    True
+    """
+    dtype = _float_dtype(dtype, "f")
+    dfnum, dfden = _float_params("f", dtype, dfnum=dfnum, dfden=dfden)
+    shape = _param_shape(shape, dtype, "f", dfnum=dfnum, dfden=dfden)
+    key_num, key_den = split(_check_key(key, "f"))
+    num = chisquare(key_num, dfnum, shape, dtype) / dfnum
+    return num / (chisquare(key_den, dfden, shape, dtype) / dfden)
+
+
+def t(key: Any, df: Any, shape: Sequence[int] | None = None,
+      dtype: DTypeLike = mx.float32) -> Any:
+    """Student's t samples, ``z sqrt((df / 2) / G)`` of a standard normal
+    ``z`` and ``G ~ Gamma(df / 2)``; differentiable in ``df``.
+
+    >>> import ftorch.random as random
+    >>> random.t(random.key(0), 3.0, (2, 2)).shape
+    (2, 2)
+    """
+    dtype = _float_dtype(dtype, "t")
+    (df,) = _float_params("t", dtype, df=df)
+    shape = _param_shape(shape, dtype, "t", df=df)
+    key_z, key_g = split(_check_key(key, "t"))
+    half_df = df / 2
+    return normal(key_z, shape, dtype) * fnp.sqrt(half_df / gamma(key_g, half_df, shape, dtype))
+
+
+def generalized_normal(key: Any, p: float, shape: Sequence[int] = (),
+                       dtype: DTypeLike = mx.float32) -> Any:
+    """Generalized normal samples of power ``p`` (density proportional to
+    ``exp(-|x|^p)``): ``s G^(1/p)`` of a random sign ``s`` and ``G ~
+    Gamma(1/p)``.
+
+    >>> import ftorch.random as random
+    >>> random.generalized_normal(random.key(0), 1.5, (3,)).shape
+    (3,)
+    """
+    dtype = _float_dtype(dtype, "generalized_normal")
+    (p,) = _float_params("generalized_normal", dtype, p=p)
+    shape = _sample_shape(shape, dtype, "generalized_normal", p=p)
+    key_g, key_s = split(_check_key(key, "generalized_normal"))
+    g = gamma(key_g, 1.0 / p, shape, dtype)
+    return fnp.astype(rademacher(key_s, shape), dtype) * fnp.power(g, 1.0 / p)
+
+
+def ball(key: Any, d: int, p: float = 2, shape: Sequence[int] = (),
+         dtype: DTypeLike = mx.float32) -> Any:
+    """Points uniform in the unit ``p``-norm ball of ``d`` dimensions
+    (shape ``(*shape, d)``), by Barthe, Guedon, Mendelson and Naor's
+    construction: generalized normal ``g`` and exponential ``e`` give ``g /
+    (sum |g|^p + e)^(1/p)``.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> x = random.ball(random.key(0), 3, shape=(50,))
+    >>> bool(mx.all(mx.linalg.norm(x, axis=-1) <= 1))
+    True
+    """
+    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+        raise ValueError(f"ball: d must be a positive int, got {d!r}")
+    dtype = _float_dtype(dtype, "ball")
+    shape = _sample_shape(shape, dtype, "ball")
+    key_g, key_e = split(_check_key(key, "ball"))
+    g = generalized_normal(key_g, p, (*shape, d), dtype)
+    e = exponential(key_e, shape, dtype)
+    radius = fnp.power(fnp.sum(fnp.power(fnp.abs(g), p), axis=-1) + e, 1.0 / p)
+    return g / fnp.expand_dims(radius, -1)
+
+
+def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None,
+            dtype: DTypeLike = mx.int32) -> Any:
+    """Poisson samples of mean ``lam`` as integers of ``dtype`` (-1 where
+    ``lam < 0``): for ``lam < 10`` the count of unit-rate arrivals in ``[0,
+    lam]``, above it Hormann's transformed rejection (PTRS), both with a
+    fixed number of vectorised draws (an element keeps an unaccepted draw
+    with probability below 1e-19), so jittable and vmappable. Not
+    differentiable (integer samples), as in JAX.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> x = random.poisson(random.key(0), mx.array([0.5, 50.0]), (2000, 2))
+    >>> [round(v) for v in x.astype(mx.float32).mean(0).tolist()]
+    [0, 50]
+    """
+    key = _check_key(key, "poisson")
+    dtype = to_mlx_dtype(dtype, "poisson: dtype")
+    if not mx.issubdtype(dtype, mx.integer):
+        raise TypeError(f"poisson: dtype must be an integer dtype, got {dtype}")
+    (lam,) = _float_params("poisson", mx.float32, lam=lam)
+    shape = _param_shape(shape, dtype, "poisson", lam=lam)
+    return random_poisson_p.bind(key, lax.stop_gradient(lam), shape=shape, dtype=dtype)
+
+
+def binomial(key: Any, n: Any, p: Any, shape: Sequence[int] | None = None,
+             dtype: DTypeLike = mx.float32) -> Any:
+    """Binomial samples of ``n`` trials with success probability ``p``, as
+    floats of ``dtype`` (NaN for ``n < 0`` or ``p`` outside [0, 1]): for
+    ``n min(p, 1-p) < 10`` by inversion (geometric waiting times), above it
+    by Hormann's BTRS rejection, each with a fixed number of vectorised
+    draws (an element keeps an unaccepted draw with probability below
+    1e-19). Not differentiable, as in JAX.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> x = random.binomial(random.key(0), 100.0, mx.array([0.02, 0.5]), (2000, 2))
+    >>> [round(v) for v in x.mean(0).tolist()]
+    [2, 50]
+    """
+    key = _check_key(key, "binomial")
+    dtype = _float_dtype(dtype, "binomial")
+    n, p = _float_params("binomial", mx.float32, n=n, p=p)
+    shape = _param_shape(shape, dtype, "binomial", n=n, p=p)
+    return random_binomial_p.bind(key, lax.stop_gradient(n), lax.stop_gradient(p), shape=shape,
+                                  dtype=dtype)
+
+
+def multinomial(key: Any, n: Any, p: Any, *, shape: Sequence[int] | None = None,
+                dtype: DTypeLike = mx.float32, unroll: int | bool = 1) -> Any:
+    """Counts of ``n`` draws among the categories of probabilities ``p`` (its
+    last axis, ``K``): ``shape`` (which ends with ``K``, as in JAX) defaults
+    to the broadcast of ``n``'s and ``p``'s other axes, plus ``K``. Drawn category by category
+    as binomials of the draws left (exact). ``unroll`` is accepted for
+    JAX's signature; the categories are always unrolled.
+
+    >>> import ftorch.random as random, mlx.core as mx
+    >>> x = random.multinomial(random.key(0), 10.0, mx.array([0.2, 0.3, 0.5]), shape=(4, 3))
+    >>> x.shape, x.sum(-1).tolist()
+    ((4, 3), [10.0, 10.0, 10.0, 10.0])
+    """
+    key = _check_key(key, "multinomial")
+    dtype = _float_dtype(dtype, "multinomial")
+    n, p = _float_params("multinomial", mx.float32, n=n, p=p)
+    p_shape = _shape_of(p)
+    if not p_shape:
+        raise ValueError("multinomial: p must have at least one dimension (the categories)")
+    categories = p_shape[-1]
+    if shape is None:
+        shape = tuple(mx.broadcast_shapes(_shape_of(n), p_shape[:-1]))
+    else:  # as in JAX, shape includes the categories' axis
+        shape = static_shape(shape, "multinomial")
+        if shape[-1:] != (categories,):
+            raise ValueError(f"multinomial: shape {shape} must end with the {categories} "
+                             "categories of p (the samples' last axis), as in JAX")
+        shape = shape[:-1]
+    batch = {"n": n, "p (without its last axis)": p_shape[:-1]}
+    shape = _sample_shape(shape, dtype, "multinomial", **batch)
+    keys = split(key, categories) if categories > 1 else key[None]
+    left, mass_left = fnp.broadcast_to(n, shape), fnp.ones(shape, mx.float32)
+    counts = []
+    for i in range(categories - 1):
+        p_i = fnp.broadcast_to(p[..., i], shape)
+        share = fnp.clip(p_i / fnp.maximum(mass_left, 1e-30), 0.0, 1.0)
+        draw = binomial(keys[i], left, share, shape)
+        counts.append(draw)
+        left, mass_left = left - draw, mass_left - p_i
+    counts.append(left)
+    return fnp.astype(fnp.stack(counts, axis=-1), dtype)

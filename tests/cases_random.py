@@ -73,3 +73,19 @@ CASES += [
         name=f"random_multivariate_normal-{method}")
     for method in ("eigh", "svd")
 ]
+
+CASES += [
+    # The shape is held fixed: its derivative is the implicit reparameterisation's, not
+    # the derivative of Marsaglia-Tsang's transform that finite differences would see
+    # (both are unbiased in expectation; tests/test_random_distributions.py checks it).
+    Case("random_gamma", lambda x, k: random.gamma(as_key(k), mx.array([0.5, 3.0])[
+        :x.shape[-1]] if x.shape[-1:] in ((1,), (2,)) else 2.0, x.shape, dtype=x.dtype) * x,
+        x_and_key()),
+    Case("random_gamma", lambda x, k: random.loggamma(as_key(k), 0.3, x.shape, dtype=x.dtype)
+         * x, x_and_key(), name="random_gamma-log"),
+    Case("random_poisson", lambda x, k: random.poisson(as_key(k), mx.array([0.5, 30.0])[
+        :x.shape[-1]] if x.shape[-1:] in ((1,), (2,)) else 3.0, x.shape).astype(x.dtype) * x,
+        x_and_key()),
+    Case("random_binomial", lambda x, k: random.binomial(
+        as_key(k), 40.0, 0.3, x.shape, dtype=x.dtype) * x, x_and_key()),
+]

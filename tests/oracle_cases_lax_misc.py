@@ -88,8 +88,11 @@ def _slice_in_dim_args(d):
     x = d(arrays(shape=shape(d, min_dims=1)))
     axis = d(st.integers(0, x.ndim - 1))
     n = x.shape[axis]
-    return (x, d(st.none() | st.integers(-n, n)), d(st.none() | st.integers(-n, n)),
-            d(st.integers(1, 3)), axis), {}
+    start = d(st.integers(0, n))
+    limit = d(st.integers(start, n))  # JAX refuses a limit before the start
+    start = d(st.sampled_from([start, start - n, None] if start else [start, None]))
+    limit = d(st.sampled_from([limit, limit - n, None] if limit < n else [limit, None]))
+    return (x, start, limit, d(st.integers(1, 3)), axis), {}
 
 
 def _index_in_dim_args(d):

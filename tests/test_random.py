@@ -36,7 +36,9 @@ def same(a, b):
     (lambda k: random.bernoulli(k, 0.3, (6,)), lambda k: mx.random.bernoulli(0.3, (6,), key=k)),
     (lambda k: random.randint(k, (6,), 2, 9), lambda k: mx.random.randint(2, 9, (6,), key=k)),
     (lambda k: random.categorical(k, mx.array([0.0, 1.0, 2.0]), shape=(4,)),
-     lambda k: mx.random.categorical(mx.array([0.0, 1.0, 2.0]), shape=(4,), key=k)),
+     # The same numbers, as int32 (JAX's index dtype) where MLX gives uint32.
+     lambda k: mx.random.categorical(mx.array([0.0, 1.0, 2.0]), shape=(4,), key=k).astype(
+         mx.int32)),
     (lambda k: random.truncated_normal(k, -1.0, 1.0, (5,)),
      lambda k: mx.random.truncated_normal(-1.0, 1.0, (5,), key=k)),
     (lambda k: random.split(k, 3), lambda k: mx.random.split(k, 3)),

@@ -15,14 +15,16 @@ semantics.
 from typing import Any
 
 from ftorch import api_util, tree
-from ftorch.lax import composites
+from ftorch.lax import composites, contractions, convolution, windowed
 from ftorch.lax.composites import *  # noqa: F403
+from ftorch.lax.contractions import *  # noqa: F403
+from ftorch.lax.convolution import *  # noqa: F403
 from ftorch.lax.roots import custom_root
+from ftorch.lax.windowed import *  # noqa: F403
 from ftorch.primitives import (
     activations,
     barrier,
     bits,
-    conv,
     creation,
     decompositions,
     elementwise,
@@ -35,6 +37,7 @@ from ftorch.primitives import (
     sorting,
     special,
 )
+from ftorch.primitives import conv as conv_family
 from ftorch.primitives.activations import *  # noqa: F403
 from ftorch.primitives.associative import associative_scan
 from ftorch.primitives.barrier import *  # noqa: F403
@@ -84,7 +87,7 @@ from ftorch.primitives.special import *  # noqa: F403
 # The strict wrapper of every primitive, family by family.
 _strict_wrappers = [
     *creation.__all__, *elementwise.__all__, *reduction.__all__, *shape.__all__,
-    *indexing.__all__, *linalg.__all__, *barrier.__all__, *conv.__all__,
+    *indexing.__all__, *linalg.__all__, *barrier.__all__, *conv_family.__all__,
     *decompositions.__all__, *orthogonal.__all__, *sorting.__all__, *fourier.__all__,
     *special.__all__, *activations.__all__, *bits.__all__,
 ]
@@ -103,7 +106,8 @@ __all__ = [
     "custom_linear_solve", "custom_root",
     *(name for name in _strict_wrappers
       if name not in ("stop_gradient", "optimization_barrier", *_jax_signatures.__all__)),
-    *_jax_signatures.__all__, *composites.__all__,
+    *_jax_signatures.__all__, *composites.__all__, *convolution.__all__, *contractions.__all__,
+    *windowed.__all__,
 ]
 
 

@@ -266,8 +266,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     dtype = _dtype_or(dtype, mx.float32, "linspace")
     divisions = (num - 1 if endpoint else num) or 1
     simple = (endpoint and not retstep and axis == 0
-              and not isinstance(start, Tracer) and not isinstance(stop, Tracer)
-              and not aval_of(start).shape and not aval_of(stop).shape)
+              and not any(isinstance(b, Tracer) or np.ndim(b) for b in (start, stop)))
     if simple:
         check_fits((num,), dtype, "linspace")
         return mx.linspace(static_number(start, "linspace", "start"),

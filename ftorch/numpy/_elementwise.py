@@ -91,7 +91,7 @@ __all__ = [
     "negative", "abs", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt",
     "rsqrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
     "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "erf", "erfinv", "floor", "ceil",
-    "round", "isnan", "isinf", "isfinite", "logical_not", "invert", "sinc",
+    "round", "around", "ndarray", "isnan", "isinf", "isfinite", "logical_not", "invert", "sinc",
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder",
     "mod", "power", "maximum", "minimum", "arctan2", "logaddexp", "equal", "not_equal",
     "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
@@ -272,3 +272,10 @@ def isreal(x: Any) -> Any:
     [True, False]
     """
     return equal(imag(x), 0)
+
+
+#: ``numpy.around``'s name for ``round``, as jax.numpy has it.
+around = round
+
+#: The array type, as ``jax.numpy.ndarray`` (``isinstance(x, fnp.ndarray)``): MLX's array.
+ndarray = mx.array

@@ -31,8 +31,28 @@ from typing import Any
 
 import mlx.core as mx
 
-from ftorch.optim._base import GradientTransformation, ScalarOrSchedule, chain, identity
+from ftorch.optim._adaptive import (
+    scale_by_adan,
+    scale_by_belief,
+    scale_by_novograd,
+    scale_by_optimistic_gradient,
+    scale_by_polyak,
+    scale_by_radam,
+    scale_by_rprop,
+    scale_by_sm3,
+    scale_by_yogi,
+)
+from ftorch.optim._base import (
+    GradientTransformation,
+    GradientTransformationExtraArgs,
+    ScalarOrSchedule,
+    chain,
+    identity,
+    with_extra_args_support,
+)
 from ftorch.optim._hyperparams import _optimizer_state, inject_hyperparams
+from ftorch.optim._linesearch import scale_by_zoom_linesearch
+from ftorch.optim._numerics import add_noise
 from ftorch.optim._transform import (
     _adam_chain,
     add_decayed_weights,
@@ -44,12 +64,14 @@ from ftorch.optim._transform import (
     scale_by_adamax,
     scale_by_amsgrad,
     scale_by_factored_rms,
+    scale_by_lbfgs,
     scale_by_learning_rate,
     scale_by_lion,
     scale_by_muon,
     scale_by_param_block_rms,
     scale_by_rms,
     scale_by_rss,
+    scale_by_sign,
     scale_by_stddev,
     scale_by_trust_ratio,
     trace,
@@ -58,10 +80,17 @@ from ftorch.optim._wrappers import masked
 
 __all__ = [
     "sgd", "adam", "nadam", "adamw", "nadamw", "amsgrad", "adamax", "lion", "rmsprop",
-    "adagrad", "adadelta", "adafactor", "lamb", "lars", "muon",
+    "adagrad", "adadelta", "adafactor", "lamb", "lars", "muon", "lbfgs",
+    "adabelief", "adamaxw", "adan", "novograd", "radam", "rprop", "sm3", "yogi", "fromage",
+    "sign_sgd", "signum", "optimistic_gradient_descent", "optimistic_adam",
+    "optimistic_adam_v2", "polyak_sgd", "noisy_sgd",
+    "MaskOrFn",
 ]
 
+# A mask: a pytree of bools (a prefix of the parameters') or a function of the parameters
+# returning one.
 MaskOrFn = Any | Callable[[Any], Any] | None
+_ZOOM_DEFAULT = scale_by_zoom_linesearch(max_linesearch_steps=20, initial_guess_strategy="one")
 Number = float | mx.array
 
 # Each optimizer's states are of an InjectHyperparamsState subclass named after
@@ -83,6 +112,21 @@ AdafactorState = _optimizer_state("adafactor", "AdafactorState", __name__)
 LambState = _optimizer_state("lamb", "LambState", __name__)
 LarsState = _optimizer_state("lars", "LarsState", __name__)
 MuonState = _optimizer_state("muon", "MuonState", __name__)
+AdabeliefState = _optimizer_state("adabelief", "AdabeliefState", __name__)
+AdamaxwState = _optimizer_state("adamaxw", "AdamaxwState", __name__)
+AdanState = _optimizer_state("adan", "AdanState", __name__)
+NovogradState = _optimizer_state("novograd", "NovogradState", __name__)
+RadamState = _optimizer_state("radam", "RadamState", __name__)
+RpropState = _optimizer_state("rprop", "RpropState", __name__)
+Sm3State = _optimizer_state("sm3", "Sm3State", __name__)
+YogiState = _optimizer_state("yogi", "YogiState", __name__)
+FromageState = _optimizer_state("fromage", "FromageState", __name__)
+SignSgdState = _optimizer_state("sign_sgd", "SignSgdState", __name__)
+SignumState = _optimizer_state("signum", "SignumState", __name__)
+OptimisticGradientDescentState = _optimizer_state(
+    "optimistic_gradient_descent", "OptimisticGradientDescentState", __name__)
+OptimisticAdamV2State = _optimizer_state("optimistic_adam_v2", "OptimisticAdamV2State",
+                                         __name__)
 
 
 def _sgd(learning_rate, momentum: Number | None, nesterov, accumulator_dtype):
@@ -524,3 +568,370 @@ def lars(learning_rate: ScalarOrSchedule, weight_decay: ScalarOrSchedule = 0.0,
         "learning_rate", "weight_decay", "trust_coefficient", "eps", "momentum"), name="lars")(
         learning_rate, weight_decay, weight_decay_mask, trust_coefficient, eps,
         trust_ratio_mask, momentum, nesterov)
+
+
+def lbfgs(learning_rate: ScalarOrSchedule | None = None, memory_size: int = 10,
+          scale_init_precond: bool = True,
+          linesearch: GradientTransformation | None = _ZOOM_DEFAULT,
+          ) -> GradientTransformationExtraArgs:
+    """L-BFGS: ``chain(scale_by_lbfgs(memory_size, scale_init_precond),
+    scale_by_learning_rate(learning_rate), linesearch)`` (``scale(-1)``
+    without a learning rate; no line search with ``linesearch=None``). The
+    default line search is ``scale_by_zoom_linesearch(20,
+    initial_guess_strategy="one")``, which needs ``update(grads, state,
+    params, value=..., grad=..., value_fn=...)``;
+    ``value_and_grad_from_state`` gives the value and gradient it computed
+    at the new parameters. As in optax, the hyperparameters are not in the
+    state (it is a chain's tuple).
+
+    >>> import ftorch.numpy as fnp, ftorch.optim as optim, mlx.core as mx
+    >>> f = lambda p: fnp.sum((p - 1.0) ** 2) + fnp.sum(p ** 4)
+    >>> opt, p = optim.lbfgs(), mx.zeros(3)
+    >>> state = opt.init(p)
+    >>> value_and_grad = optim.value_and_grad_from_state(f)
+    >>> for _ in range(10):
+    ...     value, grad = value_and_grad(p, state=state)
+    ...     u, state = opt.update(grad, state, p, value=value, grad=grad, value_fn=f)
+    ...     p = optim.apply_updates(p, u)
+    >>> [round(x, 4) for x in p.tolist()]
+    [0.5898, 0.5898, 0.5898]
+    """
+    scaling = scale(-1.0) if learning_rate is None else scale_by_learning_rate(learning_rate)
+    return with_extra_args_support(chain(
+        scale_by_lbfgs(memory_size, scale_init_precond), scaling,
+        identity() if linesearch is None else linesearch))
+
+
+def _adabelief(learning_rate, b1, b2, eps, eps_root, nesterov):
+    return chain(scale_by_belief(b1, b2, eps, eps_root, nesterov=nesterov),
+                 scale_by_learning_rate(learning_rate))
+
+
+def adabelief(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.999,
+              eps: Number = 1e-16, eps_root: Number = 1e-16, *,
+              nesterov: bool = False) -> GradientTransformation:
+    """AdaBelief: Adam whose second moment tracks the squared deviation of
+    the gradient from its moving average, ``s = b2 s + (1 - b2) (g - m)**2
+    + eps_root``; ``p -= lr * m_hat / (sqrt(s_hat) + eps)`` (see
+    ``scale_by_belief``).
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.adabelief(0.1)
+    >>> u, _ = opt.update(mx.array([0.5, -2.0]), opt.init(mx.zeros(2)))
+    >>> [round(x, 4) for x in u.tolist()]
+    [-0.1111, 0.1111]
+    """
+    return inject_hyperparams(_adabelief, hyperparams=_ADAM, name="adabelief")(
+        learning_rate, b1, b2, eps, eps_root, nesterov)
+
+
+def _adamaxw(learning_rate, b1, b2, eps, weight_decay, mask):
+    return chain(scale_by_adamax(b1, b2, eps), add_decayed_weights(weight_decay, mask),
+                 scale_by_learning_rate(learning_rate))
+
+
+def adamaxw(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.999,
+            eps: Number = 1e-8, weight_decay: ScalarOrSchedule = 1e-4,
+            mask: MaskOrFn = None) -> GradientTransformation:
+    """Adamax with decoupled weight decay:
+    ``p -= lr * (m / (1 - b1**t) / v + weight_decay * p)`` (see ``adamax``).
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.adamaxw(0.1, eps=0.0, weight_decay=0.5)
+    >>> p = mx.array([2.0])
+    >>> round(opt.update(mx.array([1.0]), opt.init(p), p)[0].item(), 4)
+    -0.2
+    """
+    return inject_hyperparams(_adamaxw, hyperparams=(*_ADAM, "weight_decay"), name="adamaxw")(
+        learning_rate, b1, b2, eps, weight_decay, mask)
+
+
+def _adan(learning_rate, b1, b2, b3, eps, eps_root, weight_decay, mask):
+    return chain(scale_by_adan(b1, b2, b3, eps, eps_root),
+                 add_decayed_weights(weight_decay, mask), scale_by_learning_rate(learning_rate))
+
+
+def adan(learning_rate: ScalarOrSchedule, b1: Number = 0.98, b2: Number = 0.92,
+         b3: Number = 0.99, eps: Number = 1e-8, eps_root: Number = 1e-8,
+         weight_decay: ScalarOrSchedule = 0.0, mask: MaskOrFn = None) -> GradientTransformation:
+    """Adan (adaptive Nesterov momentum, Xie et al.): ``scale_by_adan``'s
+    step plus ``weight_decay * p``, times ``-lr``.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.adan(0.1)
+    >>> p = mx.zeros(2)
+    >>> [round(x, 4) for x in opt.update(mx.array([0.5, -2.0]), opt.init(p), p)[0].tolist()]
+    [-0.1, 0.1]
+    """
+    return inject_hyperparams(_adan, hyperparams=(
+        "learning_rate", "b1", "b2", "b3", "eps", "eps_root", "weight_decay"), name="adan")(
+        learning_rate, b1, b2, b3, eps, eps_root, weight_decay, mask)
+
+
+def _novograd(learning_rate, b1, b2, eps, eps_root, weight_decay):
+    return chain(scale_by_novograd(b1, b2, eps, eps_root, weight_decay),
+                 scale_by_learning_rate(learning_rate))
+
+
+def novograd(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.25,
+             eps: Number = 1e-6, eps_root: Number = 0.0,
+             weight_decay: Number = 0.0) -> GradientTransformation:
+    """NovoGrad (Ginsburg et al.): Adam-like with a second moment per layer,
+    the moving average of the gradient's squared norm (see
+    ``scale_by_novograd``); ``p -= lr * m``.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.novograd(0.1)
+    >>> p = mx.zeros(2)
+    >>> [round(x, 4) for x in opt.update(mx.array([3.0, -4.0]), opt.init(p), p)[0].tolist()]
+    [-0.06, 0.08]
+    """
+    return inject_hyperparams(_novograd, hyperparams=(
+        "learning_rate", "b1", "b2", "eps", "eps_root", "weight_decay"), name="novograd")(
+        learning_rate, b1, b2, eps, eps_root, weight_decay)
+
+
+def _radam(learning_rate, b1, b2, eps, eps_root, threshold, nesterov):
+    return chain(scale_by_radam(b1, b2, eps, eps_root, threshold, nesterov=nesterov),
+                 scale_by_learning_rate(learning_rate))
+
+
+def radam(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.999,
+          eps: Number = 1e-8, eps_root: Number = 0.0, threshold: Number = 5.0, *,
+          nesterov: bool = False) -> GradientTransformation:
+    """Rectified Adam (Liu et al.): Adam's step times a rectification of
+    its variance once enough steps are averaged, plain momentum before
+    (see ``scale_by_radam``).
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.radam(0.1)
+    >>> u, _ = opt.update(mx.array([0.5, -2.0]), opt.init(mx.zeros(2)))
+    >>> [round(x, 4) for x in u.tolist()]
+    [-0.05, 0.2]
+    """
+    return inject_hyperparams(_radam, hyperparams=(*_ADAM, "threshold"), name="radam")(
+        learning_rate, b1, b2, eps, eps_root, threshold, nesterov)
+
+
+def _rprop(learning_rate, eta_minus, eta_plus, min_step_size, max_step_size):
+    return chain(scale_by_rprop(learning_rate, eta_minus, eta_plus, min_step_size,
+                                max_step_size), scale(-1.0))
+
+
+def rprop(learning_rate: Number, eta_minus: Number = 0.5, eta_plus: Number = 1.2,
+          min_step_size: Number = 1e-6, max_step_size: Number = 50.0) -> GradientTransformation:
+    """Rprop (Riedmiller and Braun): per element, a step size that grows
+    while the gradient keeps its sign and shrinks when it flips;
+    ``p -= step_size * sign(g)`` (see ``scale_by_rprop``). For full-batch
+    gradients.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.rprop(0.1)
+    >>> s = opt.init(mx.zeros(2))
+    >>> u, s = opt.update(mx.array([2.0, -3.0]), s); u, s = opt.update(mx.array([1.0, 1.0]), s)
+    >>> u.tolist()
+    [-0.10000000149011612, -0.0]
+    """
+    return inject_hyperparams(_rprop, hyperparams=(
+        "learning_rate", "eta_minus", "eta_plus", "min_step_size", "max_step_size"),
+        name="rprop")(learning_rate, eta_minus, eta_plus, min_step_size, max_step_size)
+
+
+def _sm3(learning_rate, momentum):
+    return chain(scale_by_sm3(momentum), scale(-learning_rate))
+
+
+def sm3(learning_rate: Number, momentum: Number = 0.9) -> GradientTransformation:
+    """SM3 (Anil et al.): memory-efficient Adagrad keeping one accumulator
+    per axis of each parameter, with momentum (see ``scale_by_sm3``).
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.sm3(1.0)
+    >>> u, _ = opt.update(mx.array([[3.0, 4.0]]), opt.init(mx.zeros((1, 2))))
+    >>> [round(x, 3) for x in u[0].tolist()]
+    [-0.1, -0.1]
+    """
+    return inject_hyperparams(_sm3, hyperparams=("learning_rate", "momentum"), name="sm3")(
+        learning_rate, momentum)
+
+
+def _yogi(learning_rate, b1, b2, eps):
+    return chain(scale_by_yogi(b1, b2, eps), scale_by_learning_rate(learning_rate))
+
+
+def yogi(learning_rate: ScalarOrSchedule, b1: Number = 0.9, b2: Number = 0.999,
+         eps: Number = 1e-3) -> GradientTransformation:
+    """Yogi (Zaheer et al.): Adam with an additive second-moment update that
+    moves ``v`` toward ``g**2`` by ``(1 - b2) g**2`` (see ``scale_by_yogi``).
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.yogi(0.1)
+    >>> u, _ = opt.update(mx.array([0.5, -2.0]), opt.init(mx.zeros(2)))
+    >>> [round(x, 4) for x in u.tolist()]
+    [-0.0996, 0.0999]
+    """
+    return inject_hyperparams(_yogi, hyperparams=("learning_rate", "b1", "b2", "eps"),
+                              name="yogi")(learning_rate, b1, b2, eps)
+
+
+def _fromage(learning_rate, min_norm):
+    if callable(learning_rate):
+        def shrink(count):
+            return 1 / (1 + learning_rate(count) ** 2) ** 0.5
+        return chain(scale_by_trust_ratio(min_norm),
+                     scale_by_learning_rate(lambda c: shrink(c) * learning_rate(c)),
+                     add_decayed_weights(lambda c: shrink(c) - 1))
+    shrink = 1 / (1 + learning_rate ** 2) ** 0.5
+    return chain(scale_by_trust_ratio(min_norm), scale_by_learning_rate(learning_rate * shrink),
+                 add_decayed_weights(shrink - 1))
+
+
+def fromage(learning_rate: ScalarOrSchedule, min_norm: Number = 1e-6) -> GradientTransformation:
+    """Fromage (Bernstein et al.): each parameter steps by ``lr`` times its
+    norm along its normalised gradient, then shrinks by ``1 / sqrt(1 +
+    lr**2)``: ``p = (p - lr |p| / |g| g) / sqrt(1 + lr**2)``.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.fromage(0.5)
+    >>> p = mx.array([3.0, 4.0])
+    >>> [round(x, 3) for x in optim.apply_updates(p, opt.update(mx.array([0.0, 1.0]),
+    ...                                           opt.init(p), p)[0]).tolist()]
+    [2.683, 1.342]
+    """
+    return inject_hyperparams(_fromage, hyperparams=("learning_rate", "min_norm"),
+                              name="fromage")(learning_rate, min_norm)
+
+
+def _sign_sgd(learning_rate):
+    return chain(scale_by_sign(), scale_by_learning_rate(learning_rate))
+
+
+def sign_sgd(learning_rate: ScalarOrSchedule) -> GradientTransformation:
+    """SignSGD: ``p -= lr * sign(g)``.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.sign_sgd(0.5)
+    >>> opt.update(mx.array([2.0, -0.1]), opt.init(mx.zeros(2)))[0].tolist()
+    [-0.5, 0.5]
+    """
+    return inject_hyperparams(_sign_sgd, hyperparams=("learning_rate",), name="sign_sgd")(
+        learning_rate)
+
+
+def _signum(learning_rate, beta, accumulator_dtype):
+    return chain(ema(beta, debias=False, accumulator_dtype=accumulator_dtype), scale_by_sign(),
+                 scale_by_learning_rate(learning_rate))
+
+
+def signum(learning_rate: ScalarOrSchedule, beta: Number = 0.9,
+           accumulator_dtype: mx.Dtype | None = None) -> GradientTransformation:
+    """Signum: ``m = beta m + (1 - beta) g``, ``p -= lr * sign(m)``.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.signum(0.5)
+    >>> opt.update(mx.array([2.0, -0.1]), opt.init(mx.zeros(2)))[0].tolist()
+    [-0.5, 0.5]
+    """
+    return inject_hyperparams(_signum, hyperparams=("learning_rate", "beta"), name="signum")(
+        learning_rate, beta, accumulator_dtype)
+
+
+def _optimistic_gradient_descent(learning_rate, alpha, beta):
+    return chain(scale_by_optimistic_gradient(alpha, beta),
+                 scale_by_learning_rate(learning_rate))
+
+
+def optimistic_gradient_descent(learning_rate: ScalarOrSchedule, alpha: Number = 1.0,
+                                beta: Number = 1.0) -> GradientTransformation:
+    """Optimistic gradient descent for min-max games:
+    ``p -= lr * ((alpha + beta) g - beta g_prev)``.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.optimistic_gradient_descent(0.1)
+    >>> s = opt.init(mx.zeros(1))
+    >>> u, s = opt.update(mx.array([1.0]), s); u, s = opt.update(mx.array([3.0]), s)
+    >>> round(u.item(), 4)
+    -0.5
+    """
+    return inject_hyperparams(_optimistic_gradient_descent, hyperparams=(
+        "learning_rate", "alpha", "beta"), name="optimistic_gradient_descent")(
+        learning_rate, alpha, beta)
+
+
+def _optimistic_adam_v2(learning_rate, alpha, beta, b1, b2, eps, eps_root, mu_dtype, nesterov):
+    return chain(scale_by_adam(b1, b2, eps, eps_root, mu_dtype, nesterov=nesterov),
+                 scale_by_optimistic_gradient(alpha, beta), scale_by_learning_rate(learning_rate))
+
+
+def optimistic_adam_v2(learning_rate: ScalarOrSchedule, *, alpha: Number = 1.0,
+                       beta: Number = 1.0, b1: Number = 0.9, b2: Number = 0.999,
+                       eps: Number = 1e-8, eps_root: Number = 0.0,
+                       mu_dtype: mx.Dtype | None = None,
+                       nesterov: bool = True) -> GradientTransformation:
+    """Optimistic Adam: the optimistic gradient (``alpha``, ``beta``) of
+    Adam's steps (NAdam's with ``nesterov``), times ``-lr``.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.optimistic_adam_v2(0.1)
+    >>> u, _ = opt.update(mx.array([0.5, -2.0]), opt.init(mx.zeros(2)))
+    >>> [round(x, 4) for x in u.tolist()]
+    [-0.1474, 0.1474]
+    """
+    return inject_hyperparams(_optimistic_adam_v2, hyperparams=(
+        "learning_rate", "alpha", "beta", "b1", "b2", "eps"), name="optimistic_adam_v2")(
+        learning_rate, alpha, beta, b1, b2, eps, eps_root, mu_dtype, nesterov)
+
+
+def optimistic_adam(learning_rate: Number, optimism: Number | None = None, b1: Number = 0.9,
+                    b2: Number = 0.999, eps: Number = 1e-8, eps_root: Number = 0.0,
+                    mu_dtype: mx.Dtype | None = None, *,
+                    nesterov: bool = True) -> GradientTransformation:
+    """Optimistic Adam, optax's first form: ``optimistic_adam_v2(1.0,
+    alpha=learning_rate, beta=optimism)`` (``optimism`` defaults to the
+    learning rate); no schedules.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.optimistic_adam(0.1)
+    >>> u, _ = opt.update(mx.array([0.5, -2.0]), opt.init(mx.zeros(2)))
+    >>> [round(x, 4) for x in u.tolist()]
+    [-0.1474, 0.1474]
+    """
+    if callable(learning_rate):
+        raise ValueError("optimistic_adam: learning_rate must be a number (no schedules); "
+                         "optimistic_adam_v2 takes schedules")
+    return optimistic_adam_v2(1.0, alpha=learning_rate,
+                              beta=learning_rate if optimism is None else optimism, b1=b1,
+                              b2=b2, eps=eps, eps_root=eps_root, mu_dtype=mu_dtype,
+                              nesterov=nesterov)
+
+
+def polyak_sgd(max_learning_rate: Number = 1.0, scaling: ScalarOrSchedule = 1.0,
+               f_min: Number = 0.0, eps: Number = 0.0,
+               variant: str = "sps") -> GradientTransformationExtraArgs:
+    """SGD with the Polyak step size: ``p -= scaling * min((f(p) - f_min) /
+    (|g|**2 + eps), max_learning_rate) * g``; ``update`` takes the
+    objective's ``value=`` (see ``scale_by_polyak``). As optax's, a plain
+    chain: its hyperparameters are not in the state.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.polyak_sgd()
+    >>> opt.update(mx.array([2.0]), opt.init(mx.zeros(1)), value=mx.array(1.0))[0].tolist()
+    [-0.5]
+    """
+    return chain(sgd(learning_rate=scaling),
+                 scale_by_polyak(f_min, max_learning_rate, eps, variant))
+
+
+def noisy_sgd(learning_rate: ScalarOrSchedule, eta: Number = 0.01, gamma: Number = 0.55,
+              key: Any | int | None = None, *, seed: int | None = None
+              ) -> GradientTransformation:
+    """SGD with annealed Gaussian gradient noise: ``p -= lr * (g + n)``,
+    ``n ~ N(0, eta / t ** gamma)`` (see ``add_noise``; ftorch's random
+    streams differ from JAX's).
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.noisy_sgd(0.1, key=0)
+    >>> opt.update(mx.ones(2), opt.init(mx.zeros(2)))[0].shape
+    (2,)
+    """
+    return chain(add_noise(eta, gamma, key, seed=seed), scale_by_learning_rate(learning_rate))

@@ -20,8 +20,11 @@ from ftorch.api_util import leaf_names
 from ftorch.typing import Params
 
 __all__ = [
-    "Params", "Updates", "OptState", "Schedule", "ScalarOrSchedule", "GradientTransformation",
-    "EmptyState", "identity", "chain", "apply_updates", "safe_increment", "cast_like",
+    "Params", "Updates", "OptState", "Schedule", "ScalarOrSchedule", "TransformInitFn",
+    "TransformUpdateFn", "TransformUpdateExtraArgsFn", "GradientTransformation",
+    "GradientTransformationExtraArgs", "with_extra_args_support", "EmptyState",
+    "init_empty_state", "identity", "stateless", "stateless_with_tree_map", "chain",
+    "named_chain", "apply_updates", "safe_increment", "safe_int32_increment", "cast_like",
 ]
 
 Updates = Params  # a pytree of arrays shaped like the parameters
@@ -31,12 +34,25 @@ ScalarOrSchedule = float | mx.array | Schedule
 
 
 class TransformInitFn(Protocol):
+    """``init(params) -> state``."""
+
     def __call__(self, params: Params) -> OptState: ...
 
 
 class TransformUpdateFn(Protocol):
+    """``update(updates, state, params=None) -> (updates, state)``."""
+
     def __call__(self, updates: Updates, state: OptState,
                  params: Params | None = None) -> tuple[Updates, OptState]: ...
+
+
+class TransformUpdateExtraArgsFn(Protocol):
+    """``update(updates, state, params=None, **extra_args) -> (updates,
+    state)``: the extra arguments are keywords (``value``, ``grad``,
+    ``value_fn`` for a line search)."""
+
+    def __call__(self, updates: Updates, state: OptState, params: Params | None = None,
+                 **extra_args: Any) -> tuple[Updates, OptState]: ...
 
 
 class GradientTransformation(NamedTuple):
@@ -56,8 +72,52 @@ class GradientTransformation(NamedTuple):
     update: TransformUpdateFn
 
 
+class GradientTransformationExtraArgs(GradientTransformation):
+    """A ``GradientTransformation`` whose ``update`` also takes keyword
+    arguments (``update(updates, state, params=None, **extra_args)``), such
+    as a line search's ``value``, ``grad`` and ``value_fn``. ``chain``
+    passes them to those of its transformations that take them.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.with_extra_args_support(optim.scale(2.0))
+    >>> opt.update(mx.array(1.0), opt.init(None), value=mx.array(0.0))[0].item()
+    2.0
+    """
+
+    update: TransformUpdateExtraArgsFn
+
+
+def with_extra_args_support(tx: GradientTransformation) -> GradientTransformationExtraArgs:
+    """``tx`` with an ``update`` that accepts (and ignores) extra keyword
+    arguments; a ``GradientTransformationExtraArgs`` is returned as it is.
+
+    >>> import ftorch.optim as optim
+    >>> isinstance(optim.with_extra_args_support(optim.sgd(0.1)),
+    ...            optim.GradientTransformationExtraArgs)
+    True
+    """
+    if isinstance(tx, GradientTransformationExtraArgs):
+        return tx
+
+    def update(updates, state, params=None, **extra_args):
+        return tx.update(updates, state, params)
+
+    return GradientTransformationExtraArgs(tx.init, update)
+
+
 class EmptyState(NamedTuple):
     """The state of a stateless transformation."""
+
+
+def init_empty_state(params: Params) -> EmptyState:
+    """``EmptyState()``, whatever the parameters: the ``init`` of a
+    stateless transformation.
+
+    >>> import ftorch.optim as optim
+    >>> optim.init_empty_state({"w": 1.0})
+    EmptyState()
+    """
+    return EmptyState()
 
 
 def identity() -> GradientTransformation:
@@ -71,32 +131,104 @@ def identity() -> GradientTransformation:
                                   lambda updates, state, params=None: (updates, state))
 
 
+def stateless(f: Callable[[Updates, Params | None], Updates]) -> GradientTransformation:
+    """A transformation without state: ``update`` returns
+    ``f(updates, params)``.
+
+    >>> import ftorch.optim as optim, ftorch.tree as tree, mlx.core as mx
+    >>> opt = optim.stateless(lambda u, p: tree.map(lambda x: -x, u))
+    >>> opt.update(mx.array([1.0]), opt.init(None))[0].tolist()
+    [-1.0]
+    """
+    def update(updates, state, params=None):
+        return f(updates, params), EmptyState()
+
+    return GradientTransformation(init_empty_state, update)
+
+
+def stateless_with_tree_map(f: Callable[[Any, Any], Any]) -> GradientTransformation:
+    """A transformation without state that maps ``f(update, param)`` over the
+    leaves (``f(update, None)`` when ``update`` is called without params).
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.stateless_with_tree_map(lambda u, p: u * 2.0)
+    >>> opt.update({"w": mx.array([1.0])}, opt.init(None))[0]["w"].tolist()
+    [2.0]
+    """
+    def update(updates, state, params=None):
+        if params is None:
+            return tree.map(lambda u: f(u, None), updates), EmptyState()
+        return tree.map(f, updates, params), EmptyState()
+
+    return GradientTransformation(init_empty_state, update)
+
+
+def _chained(names: list[str] | None, transforms: tuple[GradientTransformation, ...],
+             fname: str) -> GradientTransformation:
+    """``transforms`` one after another, their states a tuple (``names``:
+    a dict by name); an ``ExtraArgs`` transformation among them gets the
+    extra keyword arguments, and makes the chain one."""
+    for i, t in enumerate(transforms):
+        if not isinstance(t, GradientTransformation):
+            raise TypeError(f"{fname}: argument {i} must be a GradientTransformation, got "
+                            f"{type(t).__name__}: {t!r}")
+    extra = any(isinstance(t, GradientTransformationExtraArgs) for t in transforms)
+
+    def init(params):
+        states = [t.init(params) for t in transforms]
+        return tuple(states) if names is None else dict(zip(names, states))
+
+    def update(updates, state, params=None, **extra_args):
+        if names is None:
+            _check_chain_state(fname, state, len(transforms))
+            states = state
+        else:
+            if not (isinstance(state, dict) and list(state) == names):
+                raise TypeError(f"{fname}: the state must be a dict of the states of "
+                                f"{names} (what init returns), got {_describe_state(state)}")
+            states = list(state.values())
+        new_state = []
+        for t, s in zip(transforms, states):
+            if isinstance(t, GradientTransformationExtraArgs):
+                updates, s = t.update(updates, s, params, **extra_args)
+            else:
+                updates, s = t.update(updates, s, params)
+            new_state.append(s)
+        return updates, (tuple(new_state) if names is None else dict(zip(names, new_state)))
+
+    if extra:
+        return GradientTransformationExtraArgs(init, update)
+    return GradientTransformation(init, lambda updates, state, params=None: update(
+        updates, state, params))
+
+
+def named_chain(*transforms: tuple[str, GradientTransformation]) -> GradientTransformation:
+    """``chain`` of ``(name, transformation)`` pairs, whose state is a dict
+    name -> that transformation's state.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.named_chain(("momentum", optim.trace(0.9)), ("lr", optim.scale(-0.1)))
+    >>> list(opt.init(mx.zeros(1)))
+    ['momentum', 'lr']
+    """
+    names = [name for name, _ in transforms]
+    if len(set(names)) != len(names):
+        raise ValueError(f"named_chain: the names must differ, got {names}")
+    return _chained(names, tuple(t for _, t in transforms), "named_chain")
+
+
 def chain(*transforms: GradientTransformation) -> GradientTransformation:
     """Apply ``transforms`` one after another; the state is the tuple of
-    their states.
+    their states. If one is a ``GradientTransformationExtraArgs``, so is the
+    chain, and ``update``'s extra keyword arguments go to those that take
+    them.
 
     >>> import ftorch.optim as optim, mlx.core as mx
     >>> opt = optim.chain(optim.trace(0.5), optim.scale(-2.0))
     >>> opt.update(mx.array([3.0, -0.5]), opt.init(mx.zeros(2)))[0].tolist()
     [-6.0, 1.0]
     """
-    for i, t in enumerate(transforms):
-        if not isinstance(t, GradientTransformation):
-            raise TypeError(f"chain: argument {i} must be a GradientTransformation, got "
-                            f"{type(t).__name__}: {t!r}")
-
-    def init(params):
-        return tuple(t.init(params) for t in transforms)
-
-    def update(updates, state, params=None):
-        _check_chain_state("chain", state, len(transforms))
-        new_state = []
-        for t, s in zip(transforms, state):
-            updates, s = t.update(updates, s, params)
-            new_state.append(s)
-        return updates, tuple(new_state)
-
-    return GradientTransformation(init, update)
+    return _chained(None, transforms, "chain")
 
 
 def apply_updates(params: Params, updates: Updates) -> Params:
@@ -197,6 +329,17 @@ def safe_increment(count: Any) -> Any:
     count = fnp.asarray(count)
     top = mx.iinfo(count.dtype).max
     return fnp.where(count < top, count + 1, count)
+
+
+def safe_int32_increment(count: Any) -> Any:
+    """``count + 1`` for an int32 counter, saturating at its largest value
+    (``safe_increment``).
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> optim.safe_int32_increment(mx.array(2**31 - 1, mx.int32)).item()
+    2147483647
+    """
+    return safe_increment(count)
 
 
 def cast_like(value: Any, like: Any) -> Any:

@@ -55,7 +55,7 @@ __all__ = [
     "scale_by_param_block_rms", "scale_by_param_block_norm", "scale_by_trust_ratio",
     "ScaleByTrustRatioState", "scale_by_sign", "add_decayed_weights", "AddDecayedWeightsState",
     "clip", "ClipState", "clip_by_global_norm", "ClipByGlobalNormState", "clip_by_block_rms",
-    "global_norm",
+    "global_norm", "scale_by_lbfgs", "ScaleByLBFGSState",
 ]
 
 # Stateless transformations' states, under optax's names.
@@ -1093,3 +1093,114 @@ def clip_by_block_rms(threshold: float | Any) -> GradientTransformation:
         return tree.map(one, updates), state
 
     return GradientTransformation(lambda params: EmptyState(), update)
+
+
+# ---------------------------------------------------------------------------
+# L-BFGS
+# ---------------------------------------------------------------------------
+
+class ScaleByLBFGSState(NamedTuple):
+    """``count`` (int32); ``params``, ``updates``: the last call's parameters
+    and updates (gradients); ``diff_params_memory``, ``diff_updates_memory``:
+    the last ``memory_size`` differences of each (a leading axis of
+    ``memory_size`` per leaf, a ring buffer); ``weights_memory``: their
+    ``1 / <dg, dp>``."""
+
+    count: Any
+    params: Any
+    updates: Any
+    diff_params_memory: Any
+    diff_updates_memory: Any
+    weights_memory: Any
+
+
+def _tree_vdot(a: Any, b: Any) -> Any:
+    """``<a, b>`` over all the leaves, a float32 scalar."""
+    total = mx.array(0.0, mx.float32)
+    for x, y in zip(tree.leaves(a), tree.leaves(b)):
+        total = total + fnp.sum(_f32(x) * _f32(y))
+    return total
+
+
+def scale_by_lbfgs(memory_size: int = 10,
+                   scale_init_precond: bool = True) -> GradientTransformation:
+    """L-BFGS's preconditioning: the update is ``H g``, ``H`` the inverse
+    Hessian estimate built from the last ``memory_size`` differences of
+    parameters ``s`` and of updates (gradients) ``y`` by the two-loop
+    recursion (Nocedal and Wright, algorithm 7.4). The initial estimate is
+    ``<s, y> / <y, y>`` times the identity with ``scale_init_precond`` (at
+    the first step ``min(1, 1 / |g|)``), else the identity. ``update``
+    needs ``params``.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.scale_by_lbfgs(scale_init_precond=False)
+    >>> s = opt.init(mx.zeros(2))
+    >>> u, s = opt.update(mx.array([2.0, 0.0]), s, mx.zeros(2))
+    >>> u, s = opt.update(mx.array([1.0, 0.0]), s, mx.array([-1.0, 0.0]))
+    >>> u.tolist()
+    [1.0, 0.0]
+    """
+    if isinstance(memory_size, bool) or not isinstance(memory_size, int) or memory_size < 1:
+        raise ValueError(f"scale_by_lbfgs: memory_size must be a positive int, got "
+                         f"{memory_size!r}")
+    m = memory_size
+
+    def init(params):
+        stacked = tree.map(lambda p: fnp.zeros((m, *p.shape), dtype=p.dtype), params)
+        return ScaleByLBFGSState(_count0(), _zeros(params), _zeros(params), stacked, stacked,
+                                 fnp.zeros((m,), dtype=mx.float32))
+
+    def write(memory, slot, value):
+        """``memory`` with row ``slot`` replaced by ``value``."""
+        rows = fnp.reshape(fnp.arange(m) == slot, (m,) + (1,) * (memory.ndim - 1))
+        return fnp.where(rows, fnp.expand_dims(fnp.astype(value, memory.dtype), 0), memory)
+
+    def row(memory, slot):
+        return tree.map(lambda x: fnp.take(x, slot, axis=0), memory)
+
+    def update(updates, state, params=None):
+        fname = "scale_by_lbfgs"
+        _need_params(fname, params)
+        _check_state(fname, state, ScaleByLBFGSState)
+        started = state.count > 0
+        slot = state.count % m
+        last_slot = (state.count - 1) % m
+        (ds,) = _leafwise(fname, lambda p, q: (p - q,), 1, params, state.params,
+                          what=("state.params",))
+        (dy,) = _leafwise(fname, lambda u, v: (u - v,), 1, updates, state.updates,
+                          what=("state.updates",))
+        curvature = _tree_vdot(dy, ds)
+        weight = fnp.where(curvature == 0.0, 0.0, 1.0 / curvature)
+        ds, dy = (tree.map(lambda x: fnp.where(started, x, fnp.zeros_like(x)), t)
+                  for t in (ds, dy))
+        weight = fnp.where(started, weight, 0.0)
+        s_memory = tree.map(lambda mem, x: write(mem, last_slot, x),
+                            state.diff_params_memory, ds)
+        y_memory = tree.map(lambda mem, x: write(mem, last_slot, x),
+                            state.diff_updates_memory, dy)
+        weights = write(state.weights_memory, last_slot, weight)
+        if scale_init_precond:
+            y_norm2 = _tree_vdot(dy, dy)
+            gamma = fnp.where(y_norm2 > 0.0, _tree_vdot(dy, ds) / y_norm2, 1.0)
+            first = fnp.minimum(1.0, 1.0 / fnp.sqrt(_tree_vdot(updates, updates)))
+            gamma = fnp.where(started, gamma, first)
+        else:
+            gamma = 1.0
+        # The two-loop recursion, newest pair first, then back from the oldest.
+        order = [(slot + k) % m for k in range(m)]
+        q, alphas = updates, {}
+        for k in reversed(range(m)):
+            idx = order[k]
+            alphas[k] = weights[idx] * _tree_vdot(row(s_memory, idx), q)
+            q = tree.map(lambda v, y: _as(v - cast_like(alphas[k], y) * y, v), q,
+                         row(y_memory, idx))
+        r = tree.map(lambda v: _as(v * cast_like(gamma, v), v), q)
+        for k in range(m):
+            idx = order[k]
+            beta = weights[idx] * _tree_vdot(row(y_memory, idx), r)
+            r = tree.map(lambda v, s: _as(v + cast_like(alphas[k] - beta, s) * s, v), r,
+                         row(s_memory, idx))
+        return r, ScaleByLBFGSState(safe_increment(state.count), params, updates, s_memory,
+                                    y_memory, weights)
+
+    return GradientTransformation(init, update)

@@ -25,6 +25,7 @@ from ftorch.api_util import leaf_names
 from ftorch.optim._base import (
     EmptyState,
     GradientTransformation,
+    GradientTransformationExtraArgs,
     OptState,
     Params,
     Updates,
@@ -32,6 +33,7 @@ from ftorch.optim._base import (
     _shape_mismatch,
     _tree_mismatch,
     safe_increment,
+    with_extra_args_support,
 )
 
 __all__ = [
@@ -39,7 +41,9 @@ __all__ = [
     "partition", "PartitionState", "multi_transform", "MultiTransformState",
     "MultiSteps", "MultiStepsState", "ShouldSkipUpdateFunction", "skip_not_finite",
     "skip_large_updates", "apply_if_finite", "ApplyIfFiniteState", "incremental_update",
-    "periodic_update",
+    "periodic_update", "lookahead", "LookaheadParams", "LookaheadState",
+    "conditionally_transform", "ConditionallyTransformState", "conditionally_mask",
+    "ConditionallyMaskState", "per_example_global_norm_clip",
 ]
 
 
@@ -565,3 +569,196 @@ def periodic_update(new_tensors: Params, old_tensors: Params, steps: int | Any,
                          f"{update_period}")
     refresh = fnp.asarray(steps) % update_period == 0
     return _select(refresh, new_tensors, old_tensors, "periodic_update", "new_tensors")
+
+
+class LookaheadParams(NamedTuple):
+    """The two sets of weights of ``lookahead``: ``fast``, those the wrapped
+    optimizer steps, and ``slow``, their average pulled toward them at each
+    synchronisation (evaluate the model with ``slow``)."""
+
+    fast: Params
+    slow: Params
+
+    @classmethod
+    def init_synced(cls, params: Params) -> LookaheadParams:
+        """Fast and slow weights both ``params``.
+
+        >>> import ftorch.optim as optim, mlx.core as mx
+        >>> optim.LookaheadParams.init_synced(mx.zeros(1)).slow.tolist()
+        [0.0]
+        """
+        return cls(fast=params, slow=params)
+
+
+class LookaheadState(NamedTuple):
+    """``fast_state``: the wrapped optimizer's state; ``steps_since_sync``:
+    updates since the last synchronisation (int32)."""
+
+    fast_state: OptState
+    steps_since_sync: Any
+
+
+def lookahead(fast_optimizer: GradientTransformation, sync_period: int,
+              slow_step_size: float | Any, reset_state: bool = False
+              ) -> GradientTransformation:
+    """Lookahead (Zhang et al.): ``fast_optimizer`` steps the fast weights;
+    every ``sync_period`` steps the slow weights move ``slow_step_size`` of
+    the way to them and the fast weights restart from there (and, with
+    ``reset_state``, the fast optimizer's state from its ``init``).
+
+    The parameters are ``LookaheadParams(fast, slow)``
+    (``LookaheadParams.init_synced(params)`` to start); ``update(grads,
+    state, params)`` takes the gradients at the fast weights and returns a
+    ``LookaheadParams`` of updates for ``apply_updates``.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.lookahead(optim.sgd(1.0), sync_period=2, slow_step_size=0.5)
+    >>> params = optim.LookaheadParams.init_synced(mx.array([0.0]))
+    >>> state = opt.init(params)
+    >>> for _ in range(2):
+    ...     updates, state = opt.update(mx.array([1.0]), state, params)
+    ...     params = optim.apply_updates(params, updates)
+    >>> params.fast.tolist(), params.slow.tolist()
+    ([-1.0], [-1.0])
+    """
+    if isinstance(sync_period, bool) or not isinstance(sync_period, int) or sync_period < 1:
+        raise ValueError(f"lookahead: sync_period must be a positive int, got {sync_period!r}")
+    if not isinstance(fast_optimizer, GradientTransformation):
+        raise TypeError(f"lookahead: fast_optimizer must be a GradientTransformation, got "
+                        f"{type(fast_optimizer).__name__}")
+
+    def init(params):
+        fast = params.fast if isinstance(params, LookaheadParams) else params
+        return LookaheadState(fast_optimizer.init(fast), mx.array(0, mx.int32))
+
+    def update(updates, state, params=None):
+        fname = "lookahead"
+        _check_state(fname, state, LookaheadState)
+        if not isinstance(params, LookaheadParams):
+            raise TypeError(f"{fname}: update needs params, a LookaheadParams(fast, slow) (see "
+                            f"LookaheadParams.init_synced), got {type(params).__name__}")
+        updates, fast_state = fast_optimizer.update(updates, state.fast_state, params.fast)
+        sync = state.steps_since_sync == sync_period - 1
+
+        def both(f, u, s):
+            gap = f + u - s  # from the slow weights to the new fast ones
+            slow_step = fnp.where(sync, slow_step_size * gap, fnp.zeros_like(gap))
+            fast_step = fnp.where(sync, u - (1 - slow_step_size) * gap, u)
+            return fnp.astype(fast_step, u.dtype), fnp.astype(slow_step, u.dtype)
+
+        pairs = tree.map(lambda f, u, s: both(f, u, s), params.fast, updates, params.slow)
+        treedef = tree.structure(params.fast)
+        flat = treedef.flatten_up_to(pairs)
+        fast_updates = tree.unflatten(treedef, [p[0] for p in flat])
+        slow_updates = tree.unflatten(treedef, [p[1] for p in flat])
+        if reset_state:
+            fast_state = _select(sync, fast_optimizer.init(params.fast), fast_state, fname,
+                                 "the fast optimizer's initial state")
+        return LookaheadParams(fast_updates, slow_updates), LookaheadState(
+            fast_state, safe_increment(state.steps_since_sync) % sync_period)
+
+    return GradientTransformation(init, update)
+
+
+class ConditionallyTransformState(NamedTuple):
+    """``inner_state``: the wrapped transformation's state; ``step``: calls
+    so far (int32)."""
+
+    inner_state: OptState
+    step: Any
+
+
+class ConditionallyMaskState(NamedTuple):
+    """``step``: calls so far (int32); ``inner_state``: the wrapped
+    transformation's state."""
+
+    step: Any
+    inner_state: OptState
+
+
+def _conditional(fname: str, inner: GradientTransformation,
+                 should_transform_fn: Callable[..., Any], forward_extra_args: bool,
+                 zero_rejected: bool, state_type: type) -> GradientTransformationExtraArgs:
+    inner = with_extra_args_support(inner)
+
+    def init(params):
+        step, inner_state = mx.array(0, mx.int32), inner.init(params)
+        return (state_type(inner_state, step) if state_type is ConditionallyTransformState
+                else state_type(step, inner_state))
+
+    def update(updates, state, params=None, **extra_args):
+        _check_state(fname, state, state_type)
+        condition_kwargs = extra_args if forward_extra_args else {}
+        take = fnp.asarray(should_transform_fn(state.step, **condition_kwargs))
+        new, inner_state = inner.update(updates, state.inner_state, params, **extra_args)
+        rejected = tree.map(fnp.zeros_like, updates) if zero_rejected else updates
+        out = _select(take, new, rejected, fname, "the wrapped transformation's updates")
+        inner_state = _select(take, inner_state, state.inner_state, fname,
+                              "the wrapped transformation's new state")
+        step = safe_increment(state.step)
+        return out, (state_type(inner_state, step) if state_type is ConditionallyTransformState
+                     else state_type(step, inner_state))
+
+    return GradientTransformationExtraArgs(init, update)
+
+
+def conditionally_transform(inner: GradientTransformation,
+                            should_transform_fn: Callable[..., Any],
+                            forward_extra_args: bool = False
+                            ) -> GradientTransformationExtraArgs:
+    """Apply ``inner`` at the steps where ``should_transform_fn(step)`` (a
+    bool array; with ``forward_extra_args`` it also gets ``update``'s extra
+    keyword arguments) holds; pass the updates unchanged, and keep
+    ``inner``'s state, at the others.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.conditionally_transform(optim.scale(10.0), lambda step: step >= 1)
+    >>> s = opt.init(mx.zeros(1))
+    >>> u1, s = opt.update(mx.ones(1), s); u2, s = opt.update(mx.ones(1), s)
+    >>> u1.item(), u2.item()
+    (1.0, 10.0)
+    """
+    return _conditional("conditionally_transform", inner, should_transform_fn,
+                        forward_extra_args, False, ConditionallyTransformState)
+
+
+def conditionally_mask(inner: GradientTransformation, should_transform_fn: Callable[..., Any],
+                       forward_extra_args: bool = False) -> GradientTransformationExtraArgs:
+    """As ``conditionally_transform``, with zero updates at the steps where
+    ``should_transform_fn(step)`` does not hold.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> opt = optim.conditionally_mask(optim.scale(10.0), lambda step: step >= 1)
+    >>> s = opt.init(mx.zeros(1))
+    >>> u1, s = opt.update(mx.ones(1), s); u2, s = opt.update(mx.ones(1), s)
+    >>> u1.item(), u2.item()
+    (0.0, 10.0)
+    """
+    return _conditional("conditionally_mask", inner, should_transform_fn, forward_extra_args,
+                        True, ConditionallyMaskState)
+
+
+def per_example_global_norm_clip(grads: Any, l2_norm_clip: float | Any) -> tuple[Any, Any]:
+    """Clip each example's gradient (axis 0 of every leaf indexes the
+    examples) to a global norm of at most ``l2_norm_clip`` and sum them
+    (differential privacy's clipping); also returns how many were clipped.
+
+    >>> import ftorch.optim as optim, mlx.core as mx
+    >>> per_example = mx.array([[3.0, 4.0], [0.3, 0.4]])
+    >>> total, clipped = optim.per_example_global_norm_clip(per_example, 1.0)
+    >>> [round(x, 4) for x in total.tolist()], clipped.item()
+    ([0.9, 1.2], 1)
+    """
+    leaves, treedef = tree.flatten(grads)
+    sizes = {leaf.shape[0] if leaf.ndim else None for leaf in leaves}
+    if not leaves or None in sizes or len(sizes) != 1:
+        raise ValueError("per_example_global_norm_clip: every leaf of grads must have the same "
+                         "batch (example) axis first")
+    squares = sum(fnp.sum(fnp.reshape(fnp.square(fnp.astype(g, mx.float32)),
+                                      (g.shape[0], -1)), axis=1) for g in leaves)
+    norms = fnp.sqrt(squares)
+    multipliers = fnp.minimum(l2_norm_clip / norms, 1.0)
+    multipliers = fnp.where(fnp.isnan(multipliers), 1.0, multipliers)
+    clipped = fnp.sum(multipliers < 1.0)
+    total = [fnp.tensordot(fnp.astype(multipliers, g.dtype), g, axes=1) for g in leaves]
+    return tree.unflatten(treedef, total), clipped

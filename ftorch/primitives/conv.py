@@ -234,13 +234,14 @@ def conv_input_ct(ct: Any, w: Any, x_shape: Shape, stride: Ints, padding: Paddin
                         not flip)
 
 
-def _dilate(x: Any, factors: Ints) -> Any:
-    """``x`` with ``factors[i] - 1`` zeros between neighbours along axis ``i + 1``."""
-    for ax, r in enumerate(factors, 1):
+def dilate(x: Any, factors: Ints, value: Any = 0, first_axis: int = 1) -> Any:
+    """``x`` with ``factors[i] - 1`` entries ``value`` between neighbours along
+    axis ``first_axis + i`` (a convolution's input dilation)."""
+    for ax, r in enumerate(factors, first_axis):
         xs = shape_of(x)
         if r == 1 or xs[ax] == 0:
             continue
-        x = lax.pad(lax.expand_dims(x, (ax + 1,)), 0,
+        x = lax.pad(lax.expand_dims(x, (ax + 1,)), value,
                     _with_axis(len(xs) + 1, ax + 1, (0, r - 1), (0, 0)))
         x = lax.reshape(x, (*xs[:ax], xs[ax] * r, *xs[ax + 1:]))
         x = lax.static_slice(x, (slice(None),) * ax + (slice(0, dilated(xs[ax], r)),))
@@ -256,7 +257,7 @@ def conv_kernel_ct(ct: Any, x: Any, w_shape: Shape, stride: Ints, padding: Paddi
     lo, hi = padding
     x_shape, ct_shape = shape_of(x), shape_of(ct)
     nd, kernel, out = len(x_shape) - 2, w_shape[1:-1], ct_shape[1:-1]
-    xp = _dilate(x, input_dilation)
+    xp = dilate(x, input_dilation)
     if max(lo + hi) > 0:
         xp = lax.pad(xp, 0, ((0, 0), *((max(p, 0), max(q, 0)) for p, q in zip(lo, hi)), (0, 0)))
     # Offset k meets positions k * d + o * s (o < out) of the padded input;

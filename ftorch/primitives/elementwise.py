@@ -735,6 +735,8 @@ def _sign_bit(x: mx.array) -> mx.array:
 def _cbrt(x: mx.array) -> mx.array:
     # MLX has no cube root: |x|**(1/3) with x's sign, refined by one Newton
     # step (which leaves 0, infinities and NaN as they are).
+    if not isinstance(x, mx.array):  # a Python or NumPy scalar: float32, as jnp.cbrt
+        x = mx.array(x, dtype=mx.float32)
     y = mx.power(mx.abs(x), 1.0 / 3.0)
     refined = y - (y * y * y - mx.abs(x)) / (3.0 * y * y)
     y = mx.where(mx.isfinite(refined), refined, y)

@@ -22,6 +22,7 @@ import ftorch.primitives as lax
 from ftorch.core import Primitive, aval_of
 from ftorch.memory import check_fits
 from ftorch.primitives._rules import move_bdim, nondifferentiable
+from ftorch.primitives.special import lgamma_p
 
 __all__ = [
     "split_p",
@@ -36,6 +37,9 @@ __all__ = [
     "fold_in_p",
     "permutation_p",
     "weighted_sample_p",
+    "random_gamma_p",
+    "random_poisson_p",
+    "random_binomial_p",
 ]
 
 
@@ -170,3 +174,180 @@ del _prim
 
 weighted_sample_p = _sampler("weighted_sample", lambda k, logits, size: mx.argsort(
     -(mx.random.gumbel(logits.shape, logits.dtype, key=k) + logits))[:size].astype(mx.int32))
+
+
+# Marsaglia and Tsang's gamma sampler ("A simple method for generating gamma
+# variables", 2000) accepts a proposal with probability above 0.95 for shapes
+# >= 1 (smaller shapes are boosted to a + 1), so this many vectorised rounds
+# leave an element without an accepted proposal with probability below
+# 0.05**16 ~ 1e-21: the bounded stand-in for the algorithm's loop.
+_GAMMA_ROUNDS = 16
+_FLOAT32_TINY = 2.0 ** -126
+
+
+def _draw_log_gamma(k: mx.array, a: mx.array, shape: tuple[int, ...], dtype: mx.Dtype,
+                    log_space: bool) -> mx.array:
+    """Gamma(a) samples (``a`` of the sample shape), or their logarithms
+    with ``log_space`` (exact for tiny ``a``, whose samples underflow)."""
+    work = mx.float32 if dtype in (mx.float16, mx.bfloat16) else dtype
+    draw_dtype = mx.float32  # MLX's normal and uniform samplers have no float64
+    a = mx.broadcast_to(a.astype(work), shape)
+    boosted = mx.where(a < 1, a + 1, a)
+    d = boosted - 1.0 / 3.0
+    c = 1.0 / mx.sqrt(9.0 * d)
+    normal_key, uniform_key, boost_key = mx.random.split(k, 3)
+    z = mx.random.normal((_GAMMA_ROUNDS, *shape), draw_dtype, key=normal_key).astype(work)
+    u = mx.random.uniform(shape=(_GAMMA_ROUNDS, *shape), dtype=draw_dtype,
+                          key=uniform_key).astype(work)
+    v = (1.0 + c * z) ** 3
+    safe_v = mx.where(v > 0, v, 1.0)
+    accept = (v > 0) & (mx.log(u) < 0.5 * z * z + d - d * safe_v + d * mx.log(safe_v))
+    # The first accepted round of each element (the last round if none was).
+    first = mx.argmax(mx.concatenate([accept, mx.ones((1, *shape), mx.bool_)]), axis=0)
+    first = mx.minimum(first, _GAMMA_ROUNDS - 1)
+    log_v = mx.take_along_axis(mx.log(safe_v), first[None], axis=0)[0]
+    log_sample = mx.log(d) + log_v
+    # Boosting: Gamma(a) = Gamma(a + 1) * U^(1/a).
+    boost_u = mx.random.uniform(shape=shape, dtype=draw_dtype, key=boost_key).astype(work)
+    boost_u = mx.maximum(boost_u, _FLOAT32_TINY)  # no log(0)
+    log_sample = mx.where(a < 1, log_sample + mx.log(boost_u) / a, log_sample)
+    out = log_sample if log_space else mx.exp(log_sample)
+    return out.astype(dtype)
+
+
+random_gamma_p = _sampler("gamma", _draw_log_gamma)
+
+
+@random_gamma_p.def_jvp
+def _random_gamma_jvp(primals, tangents, *, shape, dtype, log_space):
+    # Implicit reparameterisation: d sample / d a = -(dP/da) / (dP/dx) at the
+    # sample, P the gamma distribution function (lax.random_gamma_grad).
+    (k, a), (_, ta) = primals, tangents
+    out = random_gamma_p.bind(k, a, shape=shape, dtype=dtype, log_space=log_space)
+    if ta is None:
+        return out, None
+    return out, lax.multiply(ta, _d_sample_d_a(a, out, log_space))
+
+
+@random_gamma_p.def_vjp
+def _random_gamma_vjp(ct, out, k, a, *, needed, shape, dtype, log_space):
+    return None, lax.multiply(ct, _d_sample_d_a(a, out, log_space))
+
+
+def _d_sample_d_a(a, out, log_space):
+    sample = lax.exp(out) if log_space else out
+    grad = lax.random_gamma_grad(a, sample)
+    return lax.divide(grad, sample) if log_space else grad
+
+
+# Small means count the arrivals of a unit-rate Poisson process in [0, lam]
+# (Knuth's method as sums of exponentials), from this many arrivals: more
+# than 64 when lam < 10 has probability below 1e-25.
+_ARRIVALS = 64
+_SMALL_MEAN = 10.0
+# Larger means use Hormann's transformed rejection ("The transformed rejection
+# method for generating Poisson random variables", 1993; the binomial BTRS,
+# 1993), whose proposals are accepted with probability above 0.85: 24 rounds
+# leave an element unaccepted with probability below 1e-19.
+_REJECTION_ROUNDS = 24
+
+
+def _first_accepted(accept: mx.array, values: mx.array) -> mx.array:
+    """Each element's value from its first accepted round (axis 0), the last
+    round's if none was."""
+    rounds = accept.shape[0]
+    first = mx.argmax(mx.concatenate([accept, mx.ones((1, *accept.shape[1:]), mx.bool_)]),
+                      axis=0)
+    return mx.take_along_axis(values, mx.minimum(first, rounds - 1)[None], axis=0)[0]
+
+
+def _lgamma(x: mx.array) -> mx.array:
+    return lgamma_p.impl(x)  # the MLX kernel itself: the draws run on MLX arrays
+
+
+def _poisson_small(k: mx.array, lam: mx.array) -> mx.array:
+    shape = lam.shape
+    e = -mx.log1p(-mx.random.uniform(shape=(_ARRIVALS, *shape), key=k))
+    return mx.sum(mx.cumsum(e, axis=0) <= lam, axis=0).astype(mx.float32)
+
+
+def _poisson_ptrs(k: mx.array, lam: mx.array) -> mx.array:
+    shape = (_REJECTION_ROUNDS, *lam.shape)
+    uniform_key, accept_key = mx.random.split(k)
+    u = mx.random.uniform(shape=shape, key=uniform_key) - 0.5
+    v = mx.random.uniform(shape=shape, key=accept_key)
+    b = 0.931 + 2.53 * mx.sqrt(lam)
+    a = -0.059 + 0.02483 * b
+    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    v_r = 0.9277 - 3.6224 / (b - 2.0)
+    us = 0.5 - mx.abs(u)
+    count = mx.floor((2.0 * a / us + b) * u + lam + 0.43)
+    squeeze = (us >= 0.07) & (v <= v_r)
+    safe = mx.maximum(count, 0.0)
+    log_ratio = mx.log(v * inv_alpha / (a / (us * us) + b))
+    exact = log_ratio <= -lam + safe * mx.log(lam) - _lgamma(safe + 1.0)
+    accept = squeeze | ((count >= 0) & ~((us < 0.013) & (v > us)) & exact)
+    return _first_accepted(accept, count)
+
+
+def _draw_poisson(k, lam, shape, dtype):
+    lam = mx.broadcast_to(lam.astype(mx.float32), shape)
+    small_key, large_key = mx.random.split(k)
+    small = _poisson_small(small_key, mx.where(lam < _SMALL_MEAN, lam, 0.0))
+    large = _poisson_ptrs(large_key, mx.where(lam < _SMALL_MEAN, _SMALL_MEAN, lam))
+    counts = mx.where(lam < _SMALL_MEAN, small, large)
+    counts = mx.where(lam == 0, 0.0, counts)
+    return mx.where(lam >= 0, counts, -1.0).astype(dtype)
+
+
+random_poisson_p = _sampler("poisson", _draw_poisson)
+
+
+def _binomial_inversion(k: mx.array, n: mx.array, p: mx.array) -> mx.array:
+    # Successes = how many cumulative geometric waiting times fit in n trials.
+    u = mx.random.uniform(shape=(_ARRIVALS, *p.shape), key=k)
+    waits = mx.floor(mx.log1p(-u) / mx.log1p(-p)) + 1.0
+    return mx.sum(mx.cumsum(waits, axis=0) <= n, axis=0).astype(mx.float32)
+
+
+def _binomial_btrs(k: mx.array, n: mx.array, p: mx.array) -> mx.array:
+    shape = (_REJECTION_ROUNDS, *p.shape)
+    uniform_key, accept_key = mx.random.split(k)
+    u = mx.random.uniform(shape=shape, key=uniform_key) - 0.5
+    v = mx.random.uniform(shape=shape, key=accept_key)
+    q = 1.0 - p
+    spq = mx.sqrt(n * p * q)
+    b = 1.15 + 2.53 * spq
+    a = -0.0873 + 0.0248 * b + 0.01 * p
+    c = n * p + 0.5
+    v_r = 0.92 - 4.2 / b
+    alpha = (2.83 + 5.1 / b) * spq
+    mode = mx.floor((n + 1.0) * p)
+    us = 0.5 - mx.abs(u)
+    count = mx.floor((2.0 * a / us + b) * u + c)
+    inside = (count >= 0) & (count <= n)
+    safe = mx.clip(count, 0.0, n)
+    log_v = mx.log(v * alpha / (a / (us * us) + b))
+    bound = (_lgamma(mode + 1.0) + _lgamma(n - mode + 1.0) - _lgamma(safe + 1.0)
+             - _lgamma(n - safe + 1.0) + (safe - mode) * mx.log(p / q))
+    accept = inside & (((us >= 0.07) & (v <= v_r)) | (log_v <= bound))
+    return _first_accepted(accept, count)
+
+
+def _draw_binomial(k, n, p, shape, dtype):
+    n = mx.broadcast_to(n.astype(mx.float32), shape)
+    p = mx.broadcast_to(p.astype(mx.float32), shape)
+    flipped = p > 0.5
+    low_p = mx.where(flipped, 1.0 - p, p)  # the algorithms want p <= 1/2
+    small = n * low_p < _SMALL_MEAN
+    small_key, large_key = mx.random.split(k)
+    by_inversion = _binomial_inversion(small_key, n, mx.where(small & (low_p > 0), low_p, 0.5))
+    by_rejection = _binomial_btrs(large_key, mx.where(small, 100.0, n),
+                                  mx.where(small, 0.5, low_p))
+    count = mx.where(small, mx.where(low_p > 0, by_inversion, 0.0), by_rejection)
+    count = mx.where(flipped, n - count, count)
+    valid = (n >= 0) & (p >= 0) & (p <= 1)
+    return mx.where(valid, count, math.nan).astype(dtype)
+
+
+random_binomial_p = _sampler("binomial", _draw_binomial)

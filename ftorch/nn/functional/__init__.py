@@ -66,6 +66,7 @@ from ftorch.nn.functional.activations import (
     swish,
 )
 from ftorch.nn.functional.attention import (
+    dot_product_attention,
     scaled_dot_product_attention,
 )
 from ftorch.nn.functional.encoding import (
@@ -91,7 +92,7 @@ __all__ = [
     "sparse_sigmoid", "squareplus", "standardize",
     "one_hot", "dropout",
     "layer_norm", "rms_norm", "group_norm", "instance_norm", "batch_norm", "batch_stats",
-    "scaled_dot_product_attention",
+    "scaled_dot_product_attention", "dot_product_attention",
     # Convolution and pooling (primitives with their rules: ftorch/primitives/conv.py).
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "conv_general", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",

@@ -20,7 +20,7 @@ from ftorch.nn.functional.activations import softmax
 from ftorch.nn.functional.normalization import stats_input
 from ftorch.primitives.creation import static_number
 
-__all__ = ["scaled_dot_product_attention"]
+__all__ = ["scaled_dot_product_attention", "dot_product_attention"]
 
 # ----------------------------------------------------------------------------
 # Attention
@@ -144,3 +144,123 @@ def scaled_dot_product_attention(q: Any, k: Any, v: Any, *, scale: float | None 
     if rep > 1:
         out = fnp.reshape(out, (*out.shape[:-4], h, lq, out.shape[-1]))
     return out
+
+
+# ----------------------------------------------------------------------------
+# jax.nn.dot_product_attention: (B, T, N, H) layout
+# ----------------------------------------------------------------------------
+
+
+def _attention_mask(mask: Any, shape: tuple[int, ...], is_causal: bool, query_seq_lengths: Any,
+                    key_value_seq_lengths: Any, local_window_size: Any) -> Any:
+    """Where each query (axis -2) may attend each key (axis -1), broadcasting
+    against the logits' ``shape`` ``(B, N, T, S)``; None when everywhere."""
+    fname = "dot_product_attention"
+    t, s = shape[-2:]
+    rows, cols = mx.arange(t)[:, None], mx.arange(s)[None]
+    allowed = None
+
+    def both(a, b):
+        return b if a is None else fnp.logical_and(a, b)
+
+    if mask is not None:
+        mask = fnp.asarray(mask)
+        if mask.dtype != mx.bool_:
+            raise TypeError(f"{fname}: mask must be boolean (True: attend), got dtype "
+                            f"{mask.dtype}; pass an additive mask as bias")
+        allowed = mask
+    if is_causal:
+        allowed = both(allowed, rows >= cols)
+    if local_window_size is not None:
+        left, right = ((local_window_size, local_window_size)
+                       if isinstance(local_window_size, int) else local_window_size)
+        allowed = both(allowed, (cols >= rows - left) & (cols <= rows + right))
+    for lengths, positions in ((query_seq_lengths, rows), (key_value_seq_lengths, cols)):
+        if lengths is not None:
+            lengths = fnp.asarray(lengths)
+            if lengths.ndim != 1 or lengths.shape[0] != shape[0]:
+                raise ValueError(f"{fname}: sequence lengths must have shape (B,) = "
+                                 f"({shape[0]},), got {tuple(lengths.shape)}")
+            within = fnp.less(positions, fnp.reshape(lengths, (-1, 1, 1, 1)))
+            allowed = both(allowed, within)
+    return allowed
+
+
+def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, mask: Any = None,
+                          *, scale: float | None = None, is_causal: bool = False,
+                          query_seq_lengths: Any = None, key_value_seq_lengths: Any = None,
+                          local_window_size: int | tuple[int, int] | None = None,
+                          implementation: str | None = None,
+                          return_residual: bool = False) -> Any:
+    """Multi-head attention ``softmax(scale * q k^T + bias, masked) v`` in
+    JAX's layout, as ``jax.nn.dot_product_attention``; composed from ftorch
+    ops (the logits and softmax in float32 for half-precision inputs).
+
+    Args:
+        query: ``(B, T, N, H)`` (or ``(T, N, H)``).
+        key: ``(B, S, K, H)``; ``N`` must be a multiple of ``K`` (grouped-query
+            attention: query head ``n`` uses key/value head ``n // (N / K)``).
+        value: ``(B, S, K, H)``.
+        bias: added to the logits, broadcasting against ``(B, N, T, S)``.
+        mask: boolean, broadcasting against ``(B, N, T, S)``; True attends.
+        scale: multiplies the logits. Default: ``1 / sqrt(H)``.
+        is_causal: query ``i`` attends keys ``j <= i`` (aligned at the start).
+        query_seq_lengths: ``(B,)``: queries past each length give zeros.
+        key_value_seq_lengths: ``(B,)``: keys past each length are not attended.
+        local_window_size: ``w`` or ``(left, right)``: query ``i`` attends
+            keys ``i - left`` to ``i + right``.
+        implementation: ``None`` or ``"xla"`` (the same here); ``"cudnn"``
+            is a ``ValueError`` (no cuDNN on MLX).
+        return_residual: only False (the default) is supported.
+
+    A query that may attend nothing averages the values, as in JAX (its
+    logits all become one large negative number).
+
+    Returns:
+        ``(B, T, N, H)`` (or ``(T, N, H)``), of ``query``'s dtype.
+
+    >>> import ftorch.nn.functional as F, mlx.core as mx
+    >>> q = k = mx.zeros((1, 2, 1, 4))
+    >>> v = mx.array([1.0, 3.0]).reshape(1, 2, 1, 1) * mx.ones((1, 2, 1, 4))
+    >>> F.dot_product_attention(q, k, v, is_causal=True)[0, :, 0, 0].tolist()
+    [1.0, 2.0]
+    """
+    fname = "dot_product_attention"
+    if implementation not in (None, "xla"):
+        raise ValueError(f"{fname}: implementation must be None or 'xla' (MLX has no "
+                         f"{implementation!r}), got {implementation!r}")
+    if return_residual:
+        raise NotImplementedError(f"{fname}: return_residual=True is not supported")
+    q, k, v = fnp.asarray(query), fnp.asarray(key), fnp.asarray(value)
+    if not q.ndim == k.ndim == v.ndim or q.ndim not in (3, 4):
+        raise ValueError(f"{fname}: query, key and value must all be (B, T, N, H) or all "
+                         f"(T, N, H), got shapes {tuple(q.shape)}, {tuple(k.shape)} and "
+                         f"{tuple(v.shape)}")
+    unbatched = q.ndim == 3
+    if unbatched:
+        q, k, v = q[None], k[None], v[None]
+    b, t, n, h = q.shape
+    s, kv_heads = k.shape[1], k.shape[2]
+    if k.shape != v.shape or k.shape[0] != b or k.shape[3] != h or n % kv_heads:
+        raise ValueError(f"{fname}: key and value must be (B, S, K, H) with query's B and H "
+                         f"and K dividing its N heads, got query {tuple(q.shape)}, key "
+                         f"{tuple(k.shape)} and value {tuple(v.shape)}")
+    scale = 1.0 / math.sqrt(h) if scale is None else static_number(scale, fname, "scale")
+    g = n // kv_heads
+    qg = fnp.reshape(q, (b, t, kv_heads, g, h))
+    logits = fnp.einsum("btkgh,bskh->bkgts", stats_input(qg), stats_input(k))
+    logits = fnp.reshape(fnp.multiply(logits, scale), (b, n, t, s))
+    if bias is not None:
+        logits = fnp.add(logits, fnp.astype(fnp.asarray(bias), logits.dtype))
+    allowed = _attention_mask(mask, logits.shape, is_causal, query_seq_lengths,
+                              key_value_seq_lengths, local_window_size)
+    if allowed is not None:
+        logits = fnp.where(allowed, logits, -0.7 * float(mx.finfo(logits.dtype).max))
+    probs = fnp.astype(softmax(logits, axis=-1), v.dtype)
+    probs = fnp.reshape(probs, (b, kv_heads, g, t, s))
+    out = fnp.reshape(fnp.einsum("bkgts,bskh->btkgh", probs, v), (b, t, n, h))
+    if query_seq_lengths is not None:  # queries past the length give zeros, as JAX
+        valid = mx.arange(t)[None] < fnp.reshape(fnp.asarray(query_seq_lengths), (-1, 1))
+        out = fnp.where(fnp.reshape(valid, (b, t, 1, 1)), out, 0)
+    out = fnp.astype(out, q.dtype)
+    return out[0] if unbatched else out
