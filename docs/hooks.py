@@ -41,7 +41,9 @@ SAME_NAME_DIFFERENT = {
         "igammac": "1 for `a = inf` (SciPy's limit; JAX's is NaN)",
         "igamma_grad_a": "0 at `x = inf` (JAX's is NaN)",
         "betainc": "NaN for an infinite `a` or `b`, as SciPy (JAX's is 0 or 1)",
-        "hyp2f1": "NaN outside `[-1, 1]`, where the series diverges (JAX's is `inf` or unrelated)",
+        "hyp2f1": "NaN outside `[-1, 1]`, where the series diverges (JAX's is `inf` or "
+                  "unrelated); differentiable in `a`, `b` and `c` too (JAX's derivatives "
+                  "there are 0)",
         "zeta": "differentiable in both arguments (JAX's `lax.zeta` is not; "
                 "`jax.scipy.special.zeta` is); SciPy's values at the poles",
         "gather": "takes ftorch's indexing `spec`, not XLA's `dimension_numbers`",
@@ -141,7 +143,9 @@ SAME_NAME_DIFFERENT = {
         "gammainc": "0 for `a = inf` (SciPy's limit; JAX's is NaN), NaN at `a = x = inf`",
         "gammaincc": "1 for `a = inf` (SciPy's limit; JAX's is NaN), NaN at `a = x = inf`",
         "betainc": "NaN for an infinite `a` or `b`, as SciPy (JAX's is 0 or 1)",
-        "hyp2f1": "NaN outside `[-1, 1]`, where the series diverges (JAX's is `inf` or unrelated)",
+        "hyp2f1": "NaN outside `[-1, 1]`, where the series diverges (JAX's is `inf` or "
+                  "unrelated); differentiable in `a`, `b` and `c` too (JAX's derivatives "
+                  "there are 0)",
         "boxcox": "derivative in `lmbda` at `lmbda = 0` is its limit `log(x)^2 / 2` (JAX's is "
                   "0, and NaN for tiny `lmbda`)",
         "boxcox1p": "derivative in `lmbda` at `lmbda = 0` is its limit `log1p(x)^2 / 2` (JAX's "

@@ -1324,14 +1324,17 @@ def hyp2f1(a: Any, b: Any, c: Any, x: Any) -> Any:
     value = lax.multiply(prefactor, _hyp2f1_series(a, b_series, c, z))
     excess = lax.subtract(lax.subtract(c, a), b)
     converges = lax.greater(excess, 0.0)
-    safe_excess = lax.where(converges, excess, 1.0)
-    terms = (c, safe_excess, lax.subtract(c, a), lax.subtract(c, b))
+    at_one = lax.equal(x, 1.0)
+    # Gauss's sum where x = 1 and it converges; elsewhere its Gamma functions see 1.0,
+    # so that their poles put no NaN into the derivatives of the other branch.
+    use_gauss = lax.logical_and(at_one, converges)
+    terms = tuple(lax.where(use_gauss, t, 1.0)
+                  for t in (c, excess, lax.subtract(c, a), lax.subtract(c, b)))
     log_gauss = lax.subtract(lax.add(lax.lgamma(terms[0]), lax.lgamma(terms[1])),
                              lax.add(lax.lgamma(terms[2]), lax.lgamma(terms[3])))
     sign = lax.divide(lax.multiply(gammasgn(terms[0]), gammasgn(terms[1])),
                       lax.multiply(gammasgn(terms[2]), gammasgn(terms[3])))
     gauss = lax.where(converges, lax.multiply(sign, lax.exp(log_gauss)), math.inf)
-    at_one = lax.equal(x, 1.0)
     return lax.where(inside, value, lax.where(at_one, gauss, math.nan))
 
 
