@@ -2,6 +2,7 @@ import os
 
 import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis.database import InMemoryExampleDatabase
 
 import ftorch  # (first: it loads the fast BLAS before mlx.core is imported)
 
@@ -26,8 +27,14 @@ ftorch.config.check_graphs = True
 # checks the policy itself).
 ftorch.config.jit_compile_after = 0
 
+# With CI set, Hypothesis's own default has no example database. Its pytest
+# plugin wraps a parametrized test's settings once per case, and without a
+# database every case walks that whole chain: quadratic time, and a
+# RecursionError past about 950 cases (the JAX oracle has 1,300). An in-memory
+# database ends the walk at the first level.
 settings.register_profile(
     "default", max_examples=int(os.environ.get("FTORCH_EXAMPLES", "8")), deadline=None,
+    database=settings.default.database or InMemoryExampleDatabase(),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     print_blob=True)
 settings.load_profile("default")

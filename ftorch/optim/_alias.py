@@ -26,7 +26,6 @@ weight decay by the learning rate.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import mlx.core as mx
@@ -45,6 +44,7 @@ from ftorch.optim._adaptive import (
 from ftorch.optim._base import (
     GradientTransformation,
     GradientTransformationExtraArgs,
+    MaskOrFn,
     ScalarOrSchedule,
     chain,
     identity,
@@ -84,12 +84,8 @@ __all__ = [
     "adabelief", "adamaxw", "adan", "novograd", "radam", "rprop", "sm3", "yogi", "fromage",
     "sign_sgd", "signum", "optimistic_gradient_descent", "optimistic_adam",
     "optimistic_adam_v2", "polyak_sgd", "noisy_sgd",
-    "MaskOrFn",
 ]
 
-# A mask: a pytree of bools (a prefix of the parameters') or a function of the parameters
-# returning one.
-MaskOrFn = Any | Callable[[Any], Any] | None
 _ZOOM_DEFAULT = scale_by_zoom_linesearch(max_linesearch_steps=20, initial_guess_strategy="one")
 Number = float | mx.array
 

@@ -20,7 +20,7 @@ from ftorch.api_util import leaf_names
 from ftorch.typing import Params
 
 __all__ = [
-    "Params", "Updates", "OptState", "Schedule", "ScalarOrSchedule", "TransformInitFn",
+    "Params", "Updates", "OptState", "Schedule", "ScalarOrSchedule", "MaskOrFn", "TransformInitFn",
     "TransformUpdateFn", "TransformUpdateExtraArgsFn", "GradientTransformation",
     "GradientTransformationExtraArgs", "with_extra_args_support", "EmptyState",
     "init_empty_state", "identity", "stateless", "stateless_with_tree_map", "chain",
@@ -31,6 +31,9 @@ Updates = Params  # a pytree of arrays shaped like the parameters
 OptState = Any  # a pytree of arrays (NamedTuples, dicts, tuples)
 Schedule = Callable[[Any], Any]  # step count (an int32 array) -> value
 ScalarOrSchedule = float | mx.array | Schedule
+# A mask: a pytree of bools (a prefix of the parameters') or a function of the parameters
+# returning one.
+MaskOrFn = Any | Callable[[Any], Any] | None
 
 
 class TransformInitFn(Protocol):
