@@ -933,24 +933,18 @@ def _igammac_impl(a: mx.array, x: mx.array) -> mx.array:
     return mx.where(inside, q, 1.0 - _igamma_edges(q, a, x, inside))
 
 
-def _log_tail_slopes(a: mx.array, x: mx.array, wrt: tuple[int, ...]) -> list[mx.array]:
-    """``d log T / d(a, x)[i]`` for ``i`` in ``wrt``: forward mode (MLX's)
-    through ``_igamma_log_tail``, so the slope is as accurate as ``T``'s
-    series, fraction or expansion (each differentiated term by term)."""
-    slopes = []
-    for i in wrt:
-        tangents = [mx.zeros_like(a), mx.zeros_like(x)]
-        tangents[i] = mx.ones_like(tangents[i])
-        _, (slope,) = mx.jvp(lambda a_, x_: [_igamma_log_tail(a_, x_)], [a, x], tangents)
-        slopes.append(slope)
-    return slopes
+def _log_tail_and_slope_a(a: mx.array, x: mx.array) -> tuple[mx.array, mx.array]:
+    """``(log T, d log T / da)``: forward mode (MLX's) through
+    ``_igamma_log_tail``, so the slope is as accurate as ``T``'s series,
+    fraction or expansion (each differentiated term by term)."""
+    (log_tail,), (slope,) = mx.jvp(lambda a_: [_igamma_log_tail(a_, x)], [a], [mx.ones_like(a)])
+    return log_tail, slope
 
 
 @_nary
 def _igamma_grad_a_impl(a: mx.array, x: mx.array) -> mx.array:
     inside, a1, x1 = _igamma_domain(a, x)
-    log_tail = _igamma_log_tail(a1, x1)
-    (slope,) = _log_tail_slopes(a1, x1, (0,))
+    log_tail, slope = _log_tail_and_slope_a(a1, x1)
     # dP/da = -dQ/da: T's slope with the sign of P.
     grad = mx.where(_igamma_tail_is_q(a1, x1), -1.0, 1.0) * _exp(log_tail) * slope
     # P is 0 at x == 0 and 1 at x == inf whatever a is.
@@ -961,9 +955,13 @@ def _igamma_grad_a_impl(a: mx.array, x: mx.array) -> mx.array:
 @_nary
 def _random_gamma_grad_impl(a: mx.array, x: mx.array) -> mx.array:
     inside, a1, x1 = _igamma_domain(a, x)
-    slope_a, slope_x = _log_tail_slopes(a1, x1, (0, 1))
+    log_tail, slope_a = _log_tail_and_slope_a(a1, x1)
+    # d log T / dx = +-(dP/dx) / T (+ for T = P), in closed form from the
+    # density dP/dx = x^(a-1) e^-x / Gamma(a), in logs so nothing underflows.
+    log_density = (a1 - 1.0) * mx.log(x1) - x1 - _lgamma_positive(a1)
+    slope_x = mx.where(_igamma_tail_is_q(a1, x1), -1.0, 1.0) * _exp(log_density - log_tail)
     # d sample / d a = -(dP/da) / (dP/dx), the same ratio for T = P or Q and
-    # for log T, in which nothing underflows; 0 at x == 0 (the limit).
+    # for log T; 0 at x == 0 (the limit).
     grad = -slope_a / slope_x
     at_zero = (x == 0) & (a > 0) & (a < math.inf)
     return mx.where(inside, grad, mx.where(at_zero, 0.0, math.nan))
