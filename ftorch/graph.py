@@ -189,13 +189,21 @@ def subgraphs(params: dict) -> list[Graph]:
 
 def needs_host(graph: Graph) -> bool:
     """Whether running ``graph`` reads values on the host: it holds an
-    equation of a ``needs_host`` primitive, at any depth."""
+    equation that does (``eqn_needs_host``), at any depth."""
     found = graph.derived.get("needs host")
     if found is None:
-        found = graph.derived["needs host"] = any(
-            eqn.prim.needs_host or any(needs_host(g) for g in subgraphs(eqn.params))
-            for eqn in graph.eqns)
+        found = graph.derived["needs host"] = any(eqn_needs_host(e) for e in graph.eqns)
     return found
+
+
+def eqn_needs_host(eqn: Eqn) -> bool:
+    """Whether running ``eqn`` is driven from the host: its primitive says so
+    (for every equation, or for these params: a scan long enough to run
+    rolled), or one of its graphs holds such an equation."""
+    host = eqn.prim.needs_host
+    if host is not False and (host is True or host(**eqn.params)):
+        return True
+    return any(needs_host(g) for g in subgraphs(eqn.params))
 
 
 def depth(graph: Graph) -> int:
@@ -222,7 +230,7 @@ def depth(graph: Graph) -> int:
 
 def _eqn_depth(eqn: Eqn) -> int:
     inner = [depth(g) for g in subgraphs(eqn.params)]
-    if not inner:
+    if not inner or eqn_needs_host(eqn):  # driven from the host: never inlined
         return 1
     # A ``length`` is a trip count (scan's): the lowering chains that many bodies.
     return 1 + eqn.params.get("length", 1) * max(inner)

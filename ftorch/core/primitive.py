@@ -50,9 +50,11 @@ class Primitive:
       it into one straight-line MLX function (``jit`` inlines its graph);
       ``impl`` when absent.
     - ``needs_host``: it reads values on the host while it runs (a loop
-      whose trip count depends on data), so a compiled graph is split at it
-      (see ``graph.lower``); its ``lowering`` then runs between compiled
-      segments, on concrete arrays.
+      whose trip count depends on data), or is driven from it (a long scan,
+      run rolled), so a compiled graph is split at it
+      (``executable.segmented``); its ``lowering`` then runs between compiled
+      segments, on concrete arrays. A bool, or a function of an equation's
+      params that says it per equation.
     - ``communicates``: it exchanges data with other processes (a
       collective), so it runs when the graph runs, never while ``jit``
       stages it (constant folding leaves it alone: processes whose caches
@@ -84,7 +86,7 @@ class Primitive:
         *,
         multiple_results: bool = False,
         elementwise: bool = False,
-        needs_host: bool = False,
+        needs_host: bool | Callable[..., bool] = False,
         communicates: bool = False,
     ):
         if name in registry:

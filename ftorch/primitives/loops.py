@@ -54,6 +54,7 @@ from ftorch.graph import (
     Var,
     dce,
     evaluate,
+    needs_host,
     split_by_dependence,
 )
 from ftorch.primitives._control import (
@@ -63,7 +64,7 @@ from ftorch.primitives._control import (
     split,
 )
 from ftorch.primitives._rules import move_bdim
-from ftorch.transforms.executable import executable
+from ftorch.transforms.executable import compilable, compiling, executable, in_tier
 from ftorch.transforms.jvp import jvp_graph
 from ftorch.transforms.staging import derive, stage_function
 from ftorch.transforms.vjp import vjp_graph
@@ -279,8 +280,12 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     sharing their leading size (or ``None``, with ``length``); ``f`` must
     return a carry of ``init``'s structure, shapes and dtypes. ``reverse``
     runs from the last step to the first (``ys`` stay in step order).
-    ``unroll`` is accepted for JAX compatibility; under ``jit`` the whole
-    loop is already unrolled into one compiled graph.
+    Under ``jit`` a short loop is unrolled into the one compiled graph
+    around it; a long one (more than ``UNROLL_MAX_EQNS`` body equations in
+    all) runs rolled: chunks of ``unroll`` steps (chosen from the body's
+    size when 1), each compiled once and called from Python, so neither
+    its compile time nor its graph grows with ``length``. ``unroll=True``
+    unrolls it whole whatever its length.
 
     >>> import ftorch.lax as lax, mlx.core as mx
     >>> total, partial = lax.scan(lambda c, x: (c + x, c + x), mx.array(0.0), mx.arange(1.0, 4.0))
@@ -288,12 +293,13 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     (6.0, [1.0, 3.0, 6.0])
     """
     api_util.check_callable(f, "scan")
-    if isinstance(unroll, bool):
-        unroll = length if unroll else 1
-    if not (unroll is None or isinstance(unroll, int)) or (isinstance(unroll, int) and unroll < 1):
+    if not (unroll is None or isinstance(unroll, int)) or (
+            isinstance(unroll, int) and not isinstance(unroll, bool) and unroll < 1):
         raise ValueError(f"scan: unroll must be a positive int or a bool, got {unroll!r}")
     x_leaves, x_tree = api_util.flatten_arrays(xs, "xs")
     length = _scan_length(x_leaves, x_tree, length)
+    if isinstance(unroll, bool):
+        unroll = builtins.max(length, 1) if unroll else 1
     c_leaves, c_tree = api_util.flatten_arrays(init, "init")
     c_avals = [aval_of(x) for x in c_leaves]
     x_avals = [ShapeDtypeStruct(tuple(aval_of(x).shape[1:]), aval_of(x).dtype) for x in x_leaves]
@@ -346,12 +352,20 @@ def _scan_length(x_leaves: list, x_tree: Any, length: Any) -> int:
     return next(iter(sizes.values()))
 
 
-def _scan_loop(run: Callable, ops, n_consts, n_carry, length, reverse, y_avals) -> list:
+def _scan_loop(run: Callable, ops, n_consts, n_carry, length, reverse, y_avals,
+               sync_every: int = 0) -> list:
+    """The loop of ``run`` (consts, carry, x_t) -> (carry, y_t), one call a
+    step, the ``y_t`` stacked. ``sync_every`` > 0 (only outside
+    ``mx.compile`` traces) starts evaluating the carry every that many steps,
+    so MLX's lazy graph stays short and runs while Python builds the next
+    steps."""
     consts, carry, xs = split(ops, n_consts, n_carry)
     ys: list = [None] * length
-    for i in (range(length - 1, -1, -1) if reverse else range(length)):
+    for n, i in enumerate(range(length - 1, -1, -1) if reverse else range(length)):
         out = run(*consts, *carry, *[x[i] for x in xs])
         carry, ys[i] = out[:n_carry], out[n_carry:]
+        if sync_every and n % sync_every == sync_every - 1:
+            mx.async_eval(out)
     if length == 0:
         stacked = [mx.zeros((0, *a.shape), a.dtype) for a in y_avals]
     else:
@@ -370,7 +384,31 @@ def _scan_abstract_eval(*avals, graph, n_consts, n_carry, length, **_):
                              for a in outs[n_carry:]]
 
 
-scan_p = Primitive("scan", _scan_impl, multiple_results=True)
+#: Up to this many body equations in all (trip count times body size), jit
+#: unrolls a scan into the one compiled graph around it; a longer scan runs
+#: rolled (``_rolled_loop``). Measured on the tanh RNN of
+#: ``benchmarks/workloads/long_loops.py`` (value and gradient, 2-core CPU):
+#: unrolled is faster per step up to about 64 steps (no chunk calls, one
+#: graph to fuse), rolled from about 128, and unrolled graphs cost MLX
+#: compile time in proportion to their size.
+UNROLL_MAX_EQNS = 1024
+#: About how many body equations one compiled chunk of a rolled scan holds:
+#: a chunk of k steps costs one Python call and one compiled-function lookup
+#: for k steps, and its compile time grows with k.
+CHUNK_EQNS = 64
+MAX_CHUNK_STEPS = 32
+#: A rolled loop starts evaluating its carry every this many chunks.
+SYNC_EVERY_CHUNKS = 4
+
+
+def _runs_rolled(graph: Graph, length: int, unroll: int, **_) -> bool:
+    """Whether jit runs this scan rolled: it is longer than
+    ``UNROLL_MAX_EQNS`` body equations in all and not unrolled in full at
+    the caller's request (``unroll=True``)."""
+    return unroll < length and length * builtins.max(len(graph.eqns), 1) > UNROLL_MAX_EQNS
+
+
+scan_p = Primitive("scan", _scan_impl, multiple_results=True, needs_host=_runs_rolled)
 scan_p.def_abstract_eval(_scan_abstract_eval)
 
 
@@ -379,18 +417,23 @@ def _scan_lowering(*ops, graph, n_consts, n_carry, length, reverse, unroll):
         return _scan_loop(lower(graph), ops, n_consts, n_carry, length, reverse,
                           graph.out_avals[n_carry:])
     plan = _loop_plan(graph, n_consts, n_carry, length)
+    rolled = _runs_rolled(graph, length, unroll)
+    run = in_tier if rolled else lower
     consts, carry, xs = split(ops, n_consts, n_carry)
-    before = lower(plan.before)(*consts, *xs)
+    before = run(plan.before)(*consts, *xs)
     fixed = [v for v, d in zip(before, plan.before_dims) if d is None]
     stacked = [v for v, d in zip(before, plan.before_dims) if d is not None]
     loop_carry = [c for j, c in enumerate(carry) if j not in plan.accumulators]
     loop_xs = [xs[k] for k in plan.loop_xs] + [stacked[k] for k in plan.loop_stacked]
-    out = _scan_loop(lower(plan.loop), consts + fixed + loop_carry + loop_xs,
-                     len(consts) + len(fixed), len(loop_carry), length, reverse,
-                     plan.loop.out_avals[len(loop_carry):])
+    loop_consts = consts + fixed
+    if rolled:
+        out = _rolled_loop(plan.loop, loop_consts, loop_carry, loop_xs, length, reverse, unroll)
+    else:
+        out = _scan_loop(lower(plan.loop), loop_consts + loop_carry + loop_xs, len(loop_consts),
+                         len(loop_carry), length, reverse, plan.loop.out_avals[len(loop_carry):])
     loop_carry, emitted = out[:len(loop_carry)], out[len(loop_carry):]
     acc_init = [carry[j] for j in plan.accumulators]
-    after = lower(plan.after)(*consts, *fixed, *stacked, *emitted, *xs, *acc_init)
+    after = run(plan.after)(*consts, *fixed, *stacked, *emitted, *xs, *acc_init)
     n_ys = len(graph.outs) - n_carry
     it_loop, it_acc = iter(loop_carry), iter(after[n_ys:])
     final = [next(it_acc) if j in plan.accumulators else next(it_loop) for j in range(n_carry)]
@@ -398,6 +441,66 @@ def _scan_lowering(*ops, graph, n_consts, n_carry, length, reverse, unroll):
 
 
 scan_p.def_lowering(_scan_lowering)
+
+
+def _rolled_loop(loop: Graph, consts: list, carry: list, xs: list, length: int, reverse: bool,
+                 unroll: int) -> list:
+    """A scan's recurrence run rolled, driven from Python: chunks of k steps
+    (``_chunk_function``), each compiled once and called length/k times,
+    their per-step outputs stacked; MLX's graph never holds more than a few
+    chunks unevaluated. A body that reads the host, or is too deep to
+    compile, or a policy that compiles nothing, runs one step a call in the
+    executable's tier."""
+    n_consts, n_carry = len(consts), len(carry)
+    y_avals = loop.out_avals[n_carry:]
+    if not (compiling("loop bodies") and not needs_host(loop) and compilable(loop)):
+        return _scan_loop(in_tier(loop), consts + carry + xs, n_consts, n_carry, length, reverse,
+                          y_avals, sync_every=SYNC_EVERY_CHUNKS * 8)
+    k = builtins.min(_chunk_steps(loop, unroll), length)
+    starts = list(range(0, length, k))
+    pieces: list = [None] * len(starts)
+    for n, i in enumerate(reversed(range(len(starts))) if reverse else range(len(starts))):
+        s = starts[i]
+        e = builtins.min(s + k, length)
+        out = _chunk_function(loop, n_consts, n_carry, e - s, reverse)(
+            *consts, *carry, *[x[s:e] for x in xs])
+        carry, pieces[i] = out[:n_carry], out[n_carry:]
+        if n % SYNC_EVERY_CHUNKS == SYNC_EVERY_CHUNKS - 1:
+            mx.async_eval(out)
+    ys = [col[0] if len(col) == 1 else mx.concatenate(list(col)) for col in zip(*pieces)]
+    return list(carry) + ys
+
+
+def _chunk_steps(loop: Graph, unroll: int) -> int:
+    """Steps per chunk: the caller's ``unroll`` when above 1, else about
+    ``CHUNK_EQNS`` body equations' worth."""
+    if unroll > 1:
+        return unroll
+    return builtins.max(1, builtins.min(MAX_CHUNK_STEPS, CHUNK_EQNS // builtins.max(
+        len(loop.eqns), 1)))
+
+
+def _chunk_function(loop: Graph, n_consts: int, n_carry: int, k: int,
+                    reverse: bool) -> Callable:
+    """``mx.compile`` of k steps of ``loop`` (consts, carry, x_t) -> (carry,
+    y_t): (consts, carry, xs[k]) -> (carry, ys[k]), made once per k."""
+    key = ("rolled chunk", n_consts, n_carry, k, reverse)
+    found = loop.derived.get(key)
+    if found is None:
+        step = lower(loop)
+
+        def chunk(*ops):
+            consts, carry, xs = split(ops, n_consts, n_carry)
+            # One split per input, not a slice per step: fewer MLX nodes.
+            per_step = [[mx.squeeze(p, 0) for p in mx.split(x, k)] for x in xs]
+            ys: list = [None] * k
+            for j in range(k - 1, -1, -1) if reverse else range(k):
+                out = step(*consts, *carry, *[p[j] for p in per_step])
+                carry, ys[j] = out[:n_carry], out[n_carry:]
+            return list(carry) + [mx.stack(list(col)) for col in zip(*ys)]
+
+        found = loop.derived[key] = mx.compile(chunk)
+    return found
 
 
 class _LoopPlan:

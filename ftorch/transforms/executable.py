@@ -15,7 +15,10 @@ or a loop's body) and runs it on concrete arrays in one of two tiers:
 
 Both tiers run the same lowering, so they give the same bits. The compile
 policy (``compile_after``, see ``ft.jit``) says when an executable moves
-from the first to the second, timed from its first call.
+from the first to the second, timed from its first call. Loops driven from
+the host (a long scan, run rolled; a while_loop) compile their bodies in
+both tiers, unless the policy is "never": a body's few kernels run
+thousands of times in one call (``compiling``).
 
 >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
 >>> from ftorch.transforms.executable import executable
@@ -26,6 +29,7 @@ True
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import time
 from collections.abc import Callable
@@ -35,9 +39,9 @@ import mlx.core as mx
 
 from ftorch.backend.lowering import apply_lowering, lower
 from ftorch.config import config, seconds_before_compile
-from ftorch.graph import Eqn, Graph, Literal, Var, depth, needs_host, subgraphs
+from ftorch.graph import Eqn, Graph, Literal, Var, depth, eqn_needs_host, needs_host
 
-__all__ = ["Executable", "executable", "compilable", "segmented"]
+__all__ = ["Executable", "executable", "compilable", "segmented", "compiling", "in_tier"]
 
 logger = logging.getLogger("ftorch.jit")
 
@@ -74,7 +78,15 @@ class Executable:
         """The graph's outputs on ``args``, in the tier the policy says now."""
         if self._compiled is not None or self._compile_due():
             return self.compiled(*args)
-        return self.lowering(*args)
+        if not needs_host(self.graph):
+            return self.lowering(*args)
+        setting = config.jit_compile_after if self.compile_after == "config" else self.compile_after
+        token = _TIER.set("loop bodies" if seconds_before_compile(setting) is not None
+                          else "nothing")
+        try:
+            return self.lowering(*args)
+        finally:
+            _TIER.reset(token)
 
     @property
     def compiled(self) -> Callable:
@@ -123,6 +135,27 @@ def executable(graph: Graph) -> Executable:
     return found
 
 
+#: What the running executable compiles of a graph driven from the host:
+#: "everything" (its compiled tier), "loop bodies" (its uncompiled tier) or
+#: "nothing" (compile_after=None).
+_TIER: contextvars.ContextVar[str] = contextvars.ContextVar("ftorch_tier", default="loop bodies")
+
+
+def compiling(part: str = "everything") -> bool:
+    """Whether the running executable compiles ``part`` of its graph:
+    ``"everything"`` (in its compiled tier) or ``"loop bodies"`` (the bodies
+    of host-driven loops, compiled in both tiers unless the policy is
+    "never")."""
+    tier = _TIER.get()
+    return tier == "everything" or (part == "loop bodies" and tier == "loop bodies")
+
+
+def in_tier(graph: Graph) -> Callable:
+    """How a host-driven equation runs one of its graphs: compiled
+    (``Executable.compiled``) in the compiled tier, else lowered."""
+    return executable(graph).compiled if compiling() else lower(graph)
+
+
 def compilable(graph: Graph) -> bool:
     """Whether ``mx.compile`` can take ``graph`` lowered: its ``depth`` is
     at most ``ft.config.jit_max_compile_depth``. MLX's compile passes recurse
@@ -165,7 +198,7 @@ def segmented(graph: Graph) -> Callable:
         run.clear()
 
     for i, eqn in enumerate(graph.eqns):
-        if eqn.prim.needs_host or any(needs_host(g) for g in subgraphs(eqn.params)):
+        if eqn_needs_host(eqn):
             close_run(graph.eqns[i:])
             steps.append((eqn, eqn.inputs, eqn.outs))
         else:
@@ -173,6 +206,13 @@ def segmented(graph: Graph) -> Callable:
     close_run([])
 
     def call(*args):
+        token = _TIER.set("everything")
+        try:
+            return run_steps(args)
+        finally:
+            _TIER.reset(token)
+
+    def run_steps(args):
         env: dict[int, Any] = {id(v): c for v, c in zip(graph.const_vars, graph.consts)}
         env.update((id(v), a) for v, a in zip(graph.in_vars, args))
 

@@ -41,8 +41,8 @@ from ftorch.core import (
     aval_of,
     format_aval,
 )
-from ftorch.graph import Graph, simplify
-from ftorch.transforms.executable import Executable, executable
+from ftorch.graph import Graph, needs_host, simplify
+from ftorch.transforms.executable import Executable, executable, in_tier
 from ftorch.transforms.jvp import jvp_graph
 from ftorch.transforms.staging import checked, stage
 from ftorch.transforms.vjp import vjp_graph
@@ -65,8 +65,10 @@ def _jit_impl(*args: Any, graph: Graph) -> list:
 jit_p = Primitive("jit", _jit_impl, multiple_results=True)
 jit_p.def_abstract_eval(lambda *avals, graph: graph.out_avals)
 # Inside an enclosing lowered graph, a jitted call is inlined: one compiled
-# function for the whole.
-jit_p.def_lowering(lambda *args, graph: lower(graph)(*args))
+# function for the whole; one that holds host-driven loops runs in the
+# enclosing executable's tier.
+jit_p.def_lowering(
+    lambda *args, graph: (in_tier(graph) if needs_host(graph) else lower(graph))(*args))
 
 
 def _inherit(graph: Graph, *derived: Graph) -> None:
