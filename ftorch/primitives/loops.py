@@ -431,7 +431,8 @@ def _scan_lowering(*ops, graph, n_consts, n_carry, length, reverse, unroll):
     else:
         out = _scan_loop(lower(plan.loop), loop_consts + loop_carry + loop_xs, len(loop_consts),
                          len(loop_carry), length, reverse, plan.loop.out_avals[len(loop_carry):])
-    loop_carry, emitted = out[:len(loop_carry)], out[len(loop_carry):]
+    emitted = plan.emitted(out[len(loop_carry):], loop_carry, reverse)
+    loop_carry = out[:len(loop_carry)]
     acc_init = [carry[j] for j in plan.accumulators]
     after = run(plan.after)(*consts, *fixed, *stacked, *emitted, *xs, *acc_init)
     n_ys = len(graph.outs) - n_carry
@@ -459,6 +460,7 @@ def _rolled_loop(loop: Graph, consts: list, carry: list, xs: list, length: int, 
     k = builtins.min(_chunk_steps(loop, unroll), length)
     starts = list(range(0, length, k))
     pieces: list = [None] * len(starts)
+    carry = [mx.expand_dims(c, 0) for c in carry]  # the chunk's step axis
     for n, i in enumerate(reversed(range(len(starts))) if reverse else range(len(starts))):
         s = starts[i]
         e = builtins.min(s + k, length)
@@ -468,7 +470,7 @@ def _rolled_loop(loop: Graph, consts: list, carry: list, xs: list, length: int, 
         if n % SYNC_EVERY_CHUNKS == SYNC_EVERY_CHUNKS - 1:
             mx.async_eval(out)
     ys = [col[0] if len(col) == 1 else mx.concatenate(list(col)) for col in zip(*pieces)]
-    return list(carry) + ys
+    return [mx.squeeze(c, 0) for c in carry] + ys
 
 
 def _chunk_steps(loop: Graph, unroll: int) -> int:
@@ -483,21 +485,29 @@ def _chunk_steps(loop: Graph, unroll: int) -> int:
 def _chunk_function(loop: Graph, n_consts: int, n_carry: int, k: int,
                     reverse: bool) -> Callable:
     """``mx.compile`` of k steps of ``loop`` (consts, carry, x_t) -> (carry,
-    y_t): (consts, carry, xs[k]) -> (carry, ys[k]), made once per k."""
+    y_t): (consts, carry[1], xs[k]) -> (carry[1], ys[k]), made once per k.
+
+    The body runs vectorized over a leading step axis of size 1 (the carry
+    keeps it from chunk to chunk): a step then takes its slice of ``xs``
+    and gives its ``y_t`` as they are, without the reshape to and from the
+    step's shape that MLX would run as a node of its own each step."""
     key = ("rolled chunk", n_consts, n_carry, k, reverse)
     found = loop.derived.get(key)
     if found is None:
-        step = lower(loop)
+        n_in = len(loop.in_vars)
+        stepped, _ = batch_graph(loop, [None] * n_consts + [0] * (n_in - n_consts), 1,
+                                 force=[True] * len(loop.outs))
+        step = lower(stepped)
 
         def chunk(*ops):
             consts, carry, xs = split(ops, n_consts, n_carry)
-            # One split per input, not a slice per step: fewer MLX nodes.
-            per_step = [[mx.squeeze(p, 0) for p in mx.split(x, k)] for x in xs]
+            per_step = [mx.split(x, k) if k > 1 else [x] for x in xs]
             ys: list = [None] * k
             for j in range(k - 1, -1, -1) if reverse else range(k):
                 out = step(*consts, *carry, *[p[j] for p in per_step])
                 carry, ys[j] = out[:n_carry], out[n_carry:]
-            return list(carry) + [mx.stack(list(col)) for col in zip(*ys)]
+            return list(carry) + [mx.concatenate(list(col)) if k > 1 else col[0]
+                                  for col in zip(*ys)]
 
         found = loop.derived[key] = mx.compile(chunk)
     return found
@@ -575,10 +585,12 @@ class _LoopPlan:
             id(a) for a in list(ys) + list(acc_terms.values())}
         emitted = [v for v in [*loop_carry, *(v for e in loop_eqns for v in e.outs)]
                    if id(v) in defined_in_loop and id(v) in last_reads]
+        loop_outs = [o for j, o in enumerate(carry_outs) if j not in acc_terms]
         self.loop = Graph(consts + fixed + loop_carry + [xs[k] for k in self.loop_xs]
                           + [stacked[k] for k in self.loop_stacked], graph.const_vars,
-                          graph.consts, loop_eqns,
-                          [o for j, o in enumerate(carry_outs) if j not in acc_terms] + emitted)
+                          graph.consts, loop_eqns, loop_outs + self._emitting(
+                              emitted, loop_carry, loop_outs, {id(v) for e in loop_eqns
+                                                               for v in e.outs}))
         # Phase 3, batched over the steps, then the accumulators' sums.
         after = Graph(consts + fixed + stacked + emitted + xs, graph.const_vars, graph.consts,
                       last, list(ys) + [acc_terms[j] for j in self.accumulators])
@@ -598,6 +610,41 @@ class _LoopPlan:
 
         summed = derive(after_b, ("scan after", tuple(self.accumulators)), make)[0]
         self.after = fuse_summed_matmuls(summed)
+
+
+    def _emitting(self, emitted: list, loop_carry: list, loop_outs: list,
+                  produced: set) -> list:
+        """What the loop emits per step for ``emitted``, the values the
+        third phase reads. A carry's value on entering each step (a
+        residual reverse mode keeps) is its value on leaving the step
+        before, so where the loop emits that, or can, the sequence is that
+        one shifted by a step (``self.emit_from``): a copy less per step."""
+        position = {id(c): m for m, c in enumerate(loop_carry)}
+        out: list = []
+        self.emit_from: list[tuple[int, int | None]] = []  # (index in out, carry shifted)
+        for v in emitted:
+            m = position.get(id(v))
+            shift = m if m is not None and id(loop_outs[m]) in produced else None
+            src = v if shift is None else loop_outs[m]
+            index = next((i for i, a in enumerate(out) if a is src), None)
+            if index is None:
+                out.append(src)
+                index = len(out) - 1
+            self.emit_from.append((index, shift))
+        return out
+
+    def emitted(self, out: list, loop_init: list, reverse: bool) -> list:
+        """The per-step values the third phase reads, from what the loop
+        emitted (``out``) and the loop carries' initial values."""
+        found = []
+        for index, shift in self.emit_from:
+            seq = out[index]
+            if shift is not None:  # entering step t = leaving step t - 1 (t + 1 reversed)
+                first = mx.expand_dims(loop_init[shift], 0)
+                seq = (mx.concatenate([seq[1:], first]) if reverse
+                       else mx.concatenate([first, seq[:-1]]))
+            found.append(seq)
+        return found
 
 
 def _loop_plan(graph: Graph, n_consts: int, n_carry: int, length: int) -> _LoopPlan:
