@@ -143,13 +143,69 @@ def _while_impl(*ops, cond_graph, body_graph, n_cond_consts, n_body_consts):
 
 
 def _while_host(*ops, cond_graph, body_graph, n_cond_consts, n_body_consts):
-    """Under jit: each step calls the compiled condition, reads it, and calls
-    the compiled body."""
+    """Under jit: the compiled condition is read on the host, then the
+    compiled body runs in chunks of k iterations (``_while_chunk``), each
+    masked by the condition, so the host waits once per k iterations, not
+    once per iteration; at most k - 1 iterations past the end run, and
+    leave the carry as it was. A body or condition that reads the host runs
+    one iteration per check, as does every loop when the policy compiles
+    nothing."""
     cond_consts, body_consts, carry = split(ops, n_cond_consts, n_body_consts)
-    test, step = executable(cond_graph).compiled, executable(body_graph).compiled
-    while test(*cond_consts, *carry)[0].item():
+    if not compiling("loop bodies"):
+        test, step = lower(cond_graph), lower(body_graph)
+    else:
+        test, step = executable(cond_graph).compiled, executable(body_graph).compiled
+    k = _while_chunk_steps(cond_graph, body_graph)
+    if not test(*cond_consts, *carry)[0].item():
+        return list(carry)
+    if k == 1 or not compiling("loop bodies"):
         carry = step(*body_consts, *carry)
+        while test(*cond_consts, *carry)[0].item():
+            carry = step(*body_consts, *carry)
+        return list(carry)
+    chunk = _while_chunk(cond_graph, body_graph, n_cond_consts, n_body_consts, k)
+    go = True
+    while go:
+        *carry, go = chunk(*cond_consts, *body_consts, *carry)
+        go = go.item()
     return list(carry)
+
+
+#: A while_loop checks its condition on the host at most every this many iterations.
+MAX_WHILE_CHUNK_STEPS = 16
+
+
+def _while_chunk_steps(cond_graph: Graph, body_graph: Graph) -> int:
+    """Iterations between host checks: about ``CHUNK_EQNS`` equations'
+    worth of condition and body, 1 where either reads the host or is too
+    deep to compile."""
+    if needs_host(cond_graph) or needs_host(body_graph) or not (
+            compilable(cond_graph) and compilable(body_graph)):
+        return 1
+    size = builtins.max(len(cond_graph.eqns) + len(body_graph.eqns), 1)
+    return builtins.max(1, builtins.min(MAX_WHILE_CHUNK_STEPS, CHUNK_EQNS // size))
+
+
+def _while_chunk(cond_graph: Graph, body_graph: Graph, n_cond_consts: int, n_body_consts: int,
+                 k: int) -> Callable:
+    """``mx.compile`` of k masked iterations: (cond consts, body consts,
+    carry) -> (carry, whether the condition still holds). An iteration
+    whose condition fails keeps the carry, so every later one does too."""
+    key = ("while chunk", body_graph, n_cond_consts, n_body_consts, k)
+    found = cond_graph.derived.get(key)
+    if found is None:
+        test, step = lower(cond_graph), lower(body_graph)
+
+        def chunk(*ops):
+            cond_consts, body_consts, carry = split(ops, n_cond_consts, n_body_consts)
+            for _ in range(k):
+                go = test(*cond_consts, *carry)[0]
+                carry = [mx.where(go, new, old)
+                         for new, old in zip(step(*body_consts, *carry), carry)]
+            return [*carry, test(*cond_consts, *carry)[0]]
+
+        found = cond_graph.derived[key] = mx.compile(chunk)
+    return found
 
 
 while_p = Primitive("while", _while_impl, multiple_results=True, needs_host=True)
