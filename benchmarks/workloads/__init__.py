@@ -64,6 +64,7 @@ def _all() -> dict[str, Workload]:
         gp,
         hvp,
         jit_overhead,
+        long_loops,
         mlp_eager_small,
         mlp_train,
         mlx_untouched,
@@ -78,7 +79,7 @@ def _all() -> dict[str, Workload]:
 
     mods = (chain, mlp_train, per_example, hvp, transformer, rnn, rnn_scan, sampling,
             deep_mlp, deep_mlp_remat, optim_update, nn_train, mlp_eager_small, gp,
-            checkpoint_io, jit_overhead, mlx_untouched)
+            checkpoint_io, jit_overhead, mlx_untouched, long_loops)
     # A module defines WORKLOAD, or WORKLOADS for a family of rows.
     found = [w for m in mods for w in getattr(m, "WORKLOADS", None) or (m.WORKLOAD,)]
     return {w.name: w for w in found}

@@ -516,7 +516,6 @@ def _rolled_loop(loop: Graph, consts: list, carry: list, xs: list, length: int, 
     k = builtins.min(_chunk_steps(loop, unroll), length)
     starts = list(range(0, length, k))
     pieces: list = [None] * len(starts)
-    carry = [mx.expand_dims(c, 0) for c in carry]  # the chunk's step axis
     for n, i in enumerate(reversed(range(len(starts))) if reverse else range(len(starts))):
         s = starts[i]
         e = builtins.min(s + k, length)
@@ -526,7 +525,7 @@ def _rolled_loop(loop: Graph, consts: list, carry: list, xs: list, length: int, 
         if n % SYNC_EVERY_CHUNKS == SYNC_EVERY_CHUNKS - 1:
             mx.async_eval(out)
     ys = [col[0] if len(col) == 1 else mx.concatenate(list(col)) for col in zip(*pieces)]
-    return [mx.squeeze(c, 0) for c in carry] + ys
+    return list(carry) + ys
 
 
 def _chunk_steps(loop: Graph, unroll: int) -> int:
@@ -541,29 +540,26 @@ def _chunk_steps(loop: Graph, unroll: int) -> int:
 def _chunk_function(loop: Graph, n_consts: int, n_carry: int, k: int,
                     reverse: bool) -> Callable:
     """``mx.compile`` of k steps of ``loop`` (consts, carry, x_t) -> (carry,
-    y_t): (consts, carry[1], xs[k]) -> (carry[1], ys[k]), made once per k.
+    y_t): (consts, carry, xs[k]) -> (carry, ys[k]), made once per k.
 
-    The body runs vectorized over a leading step axis of size 1 (the carry
-    keeps it from chunk to chunk): a step then takes its slice of ``xs``
-    and gives its ``y_t`` as they are, without the reshape to and from the
-    step's shape that MLX would run as a node of its own each step."""
+    Each ``xs`` is split once (its pieces are views) and each step's piece
+    squeezed; each ``y_t`` is stacked. (Running the body over a leading step
+    axis of 1 instead saves those reshapes but costs two per matmul, where
+    MLX folds the extra axis into the product's rows: more in every loop
+    measured.)"""
     key = ("rolled chunk", n_consts, n_carry, k, reverse)
     found = loop.derived.get(key)
     if found is None:
-        n_in = len(loop.in_vars)
-        stepped, _ = batch_graph(loop, [None] * n_consts + [0] * (n_in - n_consts), 1,
-                                 force=[True] * len(loop.outs))
-        step = lower(stepped)
+        step = lower(loop)
 
         def chunk(*ops):
             consts, carry, xs = split(ops, n_consts, n_carry)
-            per_step = [mx.split(x, k) if k > 1 else [x] for x in xs]
+            per_step = [[mx.squeeze(p, 0) for p in mx.split(x, k)] for x in xs]
             ys: list = [None] * k
             for j in range(k - 1, -1, -1) if reverse else range(k):
                 out = step(*consts, *carry, *[p[j] for p in per_step])
                 carry, ys[j] = out[:n_carry], out[n_carry:]
-            return list(carry) + [mx.concatenate(list(col)) if k > 1 else col[0]
-                                  for col in zip(*ys)]
+            return list(carry) + [mx.stack(list(col)) for col in zip(*ys)]
 
         found = loop.derived[key] = mx.compile(chunk)
     return found

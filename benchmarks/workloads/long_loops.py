@@ -1,0 +1,252 @@
+"""Long loops, timed per step: a tanh RNN (hidden 32, input 16, batch 8)
+over 1,000 / 20,000 / 100,000 steps, its loss's value and gradient; a neural
+ODE's RK4 rollout (2,000 steps of a 16-64-16 tanh MLP, batch 16), value
+and gradient in its parameters; an HMC chain (1,000 iterations of 10
+leapfrog steps on a 16-dimensional logistic-regression posterior, momenta
+and accept draws given, so every framework makes the same chain).
+
+ftorch and JAX loop with ``lax.scan`` under jit; MLX's column is its Python
+loop run eagerly (``mx.value_and_grad`` over it): ``mx.compile`` of that
+loop unrolls it into one graph, which takes minutes to compile at these
+lengths and overflows the C stack from about 8,000 steps."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks.workloads import Workload
+
+BATCH, N_IN, HIDDEN = 8, 16, 32
+
+
+# --- the RNN ----------------------------------------------------------------
+
+
+def rnn_inputs(steps):
+    def make(rng):
+        return {"xs": rng.standard_normal((steps, BATCH, N_IN)).astype("float32"),
+                "wx": (rng.standard_normal((N_IN, HIDDEN)) * N_IN ** -0.5).astype("float32"),
+                "wh": (rng.standard_normal((HIDDEN, HIDDEN)) * HIDDEN ** -0.5).astype("float32"),
+                "b": (rng.standard_normal(HIDDEN) * 0.1).astype("float32"),
+                "wo": (rng.standard_normal((HIDDEN, 1)) * HIDDEN ** -0.5).astype("float32")}
+    return make
+
+
+def _rnn_args(fw, data):
+    return {k: fw.array(data[k]) for k in ("wx", "wh", "b", "wo")}, fw.array(data["xs"])
+
+
+def rnn_cell(lib, p):
+    def cell(h, x):
+        return lib.tanh(x @ p["wx"] + h @ p["wh"] + p["b"]), None
+    return cell
+
+
+def rnn_loss_loop(lib):
+    def loss(p, xs):
+        h, cell = lib.zeros((BATCH, HIDDEN)), rnn_cell(lib, p)
+        for t in range(xs.shape[0]):
+            h, _ = cell(h, xs[t])
+        return lib.mean(h @ p["wo"])
+    return loss
+
+
+def rnn_loss_scan(lib, scan):
+    def loss(p, xs):
+        h, _ = scan(rnn_cell(lib, p), lib.zeros((BATCH, HIDDEN)), xs)
+        return lib.mean(h @ p["wo"])
+    return loss
+
+
+def rnn_builders():
+    def mlx_build(fw, mode, data):
+        import mlx.core as mx
+
+        f = mx.value_and_grad(rnn_loss_loop(mx))
+        args = _rnn_args(fw, data)
+        return lambda: f(*args)
+
+    def ftorch_build(fw, mode, data):
+        import ftorch as ft
+        import ftorch.numpy as fnp
+
+        f = ft.jit(ft.value_and_grad(rnn_loss_scan(fnp, ft.lax.scan)))
+        args = _rnn_args(fw, data)
+        return lambda: f(*args)
+
+    def jax_build(fw, mode, data):
+        import jax
+        import jax.numpy as jnp
+
+        f = jax.jit(jax.value_and_grad(rnn_loss_scan(jnp, jax.lax.scan)))
+        args = _rnn_args(fw, data)
+        return lambda: f(*args)
+
+    return {"mlx": mlx_build, "ftorch": ftorch_build, "jax": jax_build}
+
+
+# --- the RK4 neural ODE ------------------------------------------------------
+
+ODE_STEPS, ODE_DIM, ODE_WIDTH, ODE_BATCH, DT = 2000, 16, 64, 16, 0.01
+
+
+def ode_inputs(rng):
+    return {"h0": rng.standard_normal((ODE_BATCH, ODE_DIM)).astype("float32"),
+            "w1": (rng.standard_normal((ODE_DIM, ODE_WIDTH)) * ODE_DIM ** -0.5).astype("float32"),
+            "b1": (rng.standard_normal(ODE_WIDTH) * 0.1).astype("float32"),
+            "w2": (rng.standard_normal((ODE_WIDTH, ODE_DIM)) * ODE_WIDTH ** -0.5).astype(
+                "float32")}
+
+
+def rk4_step(lib, p):
+    def field(h):
+        return lib.tanh(h @ p["w1"] + p["b1"]) @ p["w2"]
+
+    def step(h, _):
+        k1 = field(h)
+        k2 = field(h + 0.5 * DT * k1)
+        k3 = field(h + 0.5 * DT * k2)
+        k4 = field(h + DT * k3)
+        return h + (DT / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4), None
+    return step
+
+
+def _ode_args(fw, data):
+    return {k: fw.array(data[k]) for k in ("w1", "b1", "w2")}, fw.array(data["h0"])
+
+
+def ode_builders():
+    def mlx_build(fw, mode, data):
+        import mlx.core as mx
+
+        def loss(p, h):
+            step = rk4_step(mx, p)
+            for _ in range(ODE_STEPS):
+                h, _ = step(h, None)
+            return mx.mean(h * h)
+
+        f = mx.value_and_grad(loss)
+        args = _ode_args(fw, data)
+        return lambda: f(*args)
+
+    def scan_loss(lib, scan):
+        def loss(p, h):
+            h, _ = scan(rk4_step(lib, p), h, None, length=ODE_STEPS)
+            return lib.mean(h * h)
+        return loss
+
+    def ftorch_build(fw, mode, data):
+        import ftorch as ft
+        import ftorch.numpy as fnp
+
+        f = ft.jit(ft.value_and_grad(scan_loss(fnp, ft.lax.scan)))
+        args = _ode_args(fw, data)
+        return lambda: f(*args)
+
+    def jax_build(fw, mode, data):
+        import jax
+        import jax.numpy as jnp
+
+        f = jax.jit(jax.value_and_grad(scan_loss(jnp, jax.lax.scan)))
+        args = _ode_args(fw, data)
+        return lambda: f(*args)
+
+    return {"mlx": mlx_build, "ftorch": ftorch_build, "jax": jax_build}
+
+
+# --- the HMC chain ------------------------------------------------------------
+
+HMC_ITERS, HMC_LEAPFROG, HMC_DIM, HMC_DATA, HMC_EPS = 1000, 10, 16, 128, 0.02
+
+
+def hmc_inputs(rng):
+    x = rng.standard_normal((HMC_DATA, HMC_DIM)).astype("float32")
+    w = rng.standard_normal(HMC_DIM).astype("float32")
+    return {"x": x, "y": (x @ w + rng.standard_normal(HMC_DATA) > 0).astype("float32"),
+            "q0": np.zeros(HMC_DIM, "float32"),
+            "momenta": rng.standard_normal((HMC_ITERS, HMC_DIM)).astype("float32"),
+            "log_u": np.log(rng.uniform(size=HMC_ITERS)).astype("float32")}
+
+
+def hmc_chain(lib, grad, scan):
+    """The chain as a scan over (momentum, log u) draws; samples stacked."""
+    def run(x, y, q0, momenta, log_u):
+        def log_density(q):
+            logits = x @ q
+            return lib.sum(y * logits - lib.logaddexp(0.0, logits)) - 0.5 * lib.sum(q * q)
+
+        score = grad(log_density)
+
+        def leapfrog(state, _):
+            q, p = state
+            p = p + 0.5 * HMC_EPS * score(q)
+            q = q + HMC_EPS * p
+            return (q, p + 0.5 * HMC_EPS * score(q)), None
+
+        def iteration(q, draw):
+            p0, lu = draw
+            (q1, p1), _ = scan(leapfrog, (q, p0), None, length=HMC_LEAPFROG)
+            log_accept = (log_density(q1) - 0.5 * lib.sum(p1 * p1)
+                          - log_density(q) + 0.5 * lib.sum(p0 * p0))
+            q = lib.where(lu < log_accept, q1, q)
+            return q, q
+
+        _, samples = scan(iteration, q0, (momenta, log_u))
+        return lib.mean(samples, axis=0)
+    return run
+
+
+def _hmc_args(fw, data):
+    return tuple(fw.array(data[k]) for k in ("x", "y", "q0", "momenta", "log_u"))
+
+
+def hmc_builders():
+    def mlx_build(fw, mode, data):
+        import mlx.core as mx
+
+        def python_scan(f, carry, xs, length=None):
+            n = length if xs is None else xs[0].shape[0]
+            ys = []
+            for t in range(n):
+                carry, y = f(carry, None if xs is None else tuple(a[t] for a in xs))
+                ys.append(y)
+            return carry, (mx.stack(ys) if ys and ys[0] is not None else None)
+
+        run = hmc_chain(mx, mx.grad, python_scan)
+        args = _hmc_args(fw, data)
+        return lambda: run(*args)
+
+    def ftorch_build(fw, mode, data):
+        import ftorch as ft
+        import ftorch.numpy as fnp
+
+        run = ft.jit(hmc_chain(fnp, ft.grad, ft.lax.scan))
+        args = _hmc_args(fw, data)
+        return lambda: run(*args)
+
+    def jax_build(fw, mode, data):
+        import jax
+        import jax.numpy as jnp
+
+        run = jax.jit(hmc_chain(jnp, jax.grad, jax.lax.scan))
+        args = _hmc_args(fw, data)
+        return lambda: run(*args)
+
+    return {"mlx": mlx_build, "ftorch": ftorch_build, "jax": jax_build}
+
+
+# Targets: per step, against raw MLX's loop (the issue's 25 us a step at
+# T = 20,000 is about 0.16 of MLX's loop here; see benchmarks/README.md).
+WORKLOADS = tuple(
+    Workload(name=f"rnn_{label}", doc=__doc__, modes=("jit",), inputs=rnn_inputs(steps),
+             builders=rnn_builders(), calls_per_step=steps, targets=(("jit", 0.5),),
+             rtol=1e-3, memory=True)
+    for label, steps in (("1k", 1000), ("20k", 20000), ("100k", 100000))
+) + (
+    Workload(name="ode_rk4", doc=__doc__, modes=("jit",), inputs=ode_inputs,
+             builders=ode_builders(), calls_per_step=ODE_STEPS, targets=(("jit", 0.5),),
+             rtol=1e-3, memory=True),
+    Workload(name="hmc_chain", doc=__doc__, modes=("jit",), inputs=hmc_inputs,
+             builders=hmc_builders(), calls_per_step=HMC_ITERS, targets=(("jit", 0.5),),
+             rtol=1e-3),
+)
