@@ -34,6 +34,8 @@ class Workload:
     memory: bool = False
     #: how many leading leaves of each step's result must agree (None: all).
     compared: int | None = None
+    #: the inputs at a size the tests run in a moment (None: ``inputs``).
+    small: Callable[[np.random.Generator], dict[str, np.ndarray]] | None = None
 
 
 def mlx_side(fw) -> Any:
