@@ -21,8 +21,9 @@ MLX builds each fused kernel with ``g++`` (see ``ft.jit``).
 ``ft.config.jit_max_compile_depth`` (``FTORCH_JIT_MAX_COMPILE_DEPTH``: a
 number of equations, or ``none``) is the deepest graph handed to
 ``mx.compile``, which would overflow the C stack on deeper ones (a long
-``lax.scan``, unrolled): those run uncompiled whatever the policy, with a
-warning on the ``ftorch.jit`` logger.
+chain of ops; a long ``lax.scan`` runs rolled, so it does not count): those
+run uncompiled whatever the policy, with a warning on the ``ftorch.jit``
+logger.
 
 ``ft.config.fast_cpu_math`` (default ``True``; ``FTORCH_FAST_CPU_MATH=0`` turns
 it off) lets jit lower float32 ``tanh``, ``sigmoid``, ``erf`` and ``gelu`` on

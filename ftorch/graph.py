@@ -208,7 +208,8 @@ def eqn_needs_host(eqn: Eqn) -> bool:
 
 def depth(graph: Graph) -> int:
     """The longest chain of equations from the graph's inputs to its
-    outputs, a scan's body counted once per step (its lowering unrolls it),
+    outputs, an unrolled scan's body counted once per step (a rolled one,
+    driven from the host, counts once),
     computed once per graph: about the depth of the MLX graph ``lower``
     emits, which is that times the few MLX ops an equation lowers to.
 

@@ -170,9 +170,10 @@ def test_the_depth_counts_a_scan_once_per_step():
 
 
 def test_a_20000_step_scan_runs_under_every_compile_policy():
-    # mx.compile recursed past the C stack on such an unrolled scan (a segfault
+    # mx.compile recursed past the C stack on such a scan unrolled (a segfault
     # from about 8,000 steps): at once with compile_after=0, and mid-run, when
-    # the CPU default's delay ran out. It runs uncompiled under every policy.
+    # the CPU default's delay ran out. It runs rolled under every policy, its
+    # body compiled in chunks (not at all under None), with the same bits.
     out = run_child("""
         import importlib, time, ftorch.lax as lax
         importlib.import_module("ftorch.config").CPU_COMPILE_AFTER = 0.5  # "auto"'s delay

@@ -160,16 +160,16 @@ def compilable(graph: Graph) -> bool:
     """Whether ``mx.compile`` can take ``graph`` lowered: its ``depth`` is
     at most ``ft.config.jit_max_compile_depth``. MLX's compile passes recurse
     once per level of the graph on the C stack, so a deeper graph (a long
-    scan, unrolled) would overflow it and kill the process; such a graph runs
-    uncompiled, logged once."""
+    chain of ops, or a scan unrolled with ``unroll=True``) would overflow it
+    and kill the process; such a graph runs uncompiled, logged once."""
     limit = config.jit_max_compile_depth
     if limit is None or depth(graph) <= limit:
         return True
     if not graph.derived.get("logged too deep"):
         graph.derived["logged too deep"] = True
         logger.warning("ft.jit: a graph %d equations deep runs uncompiled: mx.compile takes "
-                       "at most ft.config.jit_max_compile_depth=%d (a long lax.scan unrolls "
-                       "into one chain of its steps)", depth(graph), limit)
+                       "at most ft.config.jit_max_compile_depth=%d (a scan unrolled in full "
+                       "counts each of its steps)", depth(graph), limit)
     return False
 
 
