@@ -41,6 +41,7 @@ def rolled(k=None):
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(loops, "UNROLL_MAX_EQNS", 0)
+        patch.setattr(loops, "UNROLL_MAX_STEPS", 1)
         patch.setattr(loops, "_rolled_loop", recording)
         if k is not None:
             patch.setattr(loops, "CHUNK_EQNS", 10 ** 6)
