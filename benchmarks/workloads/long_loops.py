@@ -44,16 +44,7 @@ def rnn_cell(lib, p):
     return cell
 
 
-def rnn_loss_loop(lib):
-    def loss(p, xs):
-        h, cell = lib.zeros((BATCH, HIDDEN)), rnn_cell(lib, p)
-        for t in range(xs.shape[0]):
-            h, _ = cell(h, xs[t])
-        return lib.mean(h @ p["wo"])
-    return loss
-
-
-def rnn_loss_scan(lib, scan):
+def rnn_loss(lib, scan, grad=None):
     def loss(p, xs):
         h, _ = scan(rnn_cell(lib, p), lib.zeros((BATCH, HIDDEN)), xs)
         return lib.mean(h @ p["wo"])
@@ -64,32 +55,58 @@ def rnn_loss_scan(lib, scan):
 MLX_MAX_GRAD_STEPS = 50_000
 
 
-def rnn_builders():
+def python_scan(f, carry, xs, length=None):
+    """``lax.scan`` as the Python loop MLX runs (``xs``: an array, a tuple of
+    them, or None with ``length``)."""
+    ys = []
+    for t in range(length if xs is None else ft_len(xs)):
+        x = None if xs is None else tuple(a[t] for a in xs) if isinstance(xs, tuple) else xs[t]
+        carry, y = f(carry, x)
+        ys.append(y)
+    if ys and ys[0] is not None:
+        import mlx.core as mx
+
+        return carry, mx.stack(ys)
+    return carry, None
+
+
+def ft_len(xs):
+    return (xs[0] if isinstance(xs, tuple) else xs).shape[0]
+
+
+def builders(model, args, value_and_grad=True):
+    """The three sides of a loop workload: ``model(lib, scan, grad)`` with
+    each framework's ops, loop (MLX: its Python loop, run eagerly) and
+    ``grad``; its value and gradient in the first argument when
+    ``value_and_grad``."""
     def mlx_build(fw, mode, data):
         import mlx.core as mx
 
-        if data["xs"].shape[0] > MLX_MAX_GRAD_STEPS:
-            raise RuntimeError(f"mx.value_and_grad of a {data['xs'].shape[0]}-step Python loop "
+        a = args(fw, data)
+        if value_and_grad and ft_len(a[-1]) > MLX_MAX_GRAD_STEPS:
+            raise RuntimeError(f"mx.value_and_grad of a {ft_len(a[-1])}-step Python loop "
                                "crashes the process (segmentation fault)")
-        f = mx.value_and_grad(rnn_loss_loop(mx))
-        args = _rnn_args(fw, data)
-        return lambda: f(*args)
+        f = model(mx, python_scan, mx.grad)
+        f = mx.value_and_grad(f) if value_and_grad else f
+        return lambda: f(*a)
 
     def ftorch_build(fw, mode, data):
         import ftorch as ft
         import ftorch.numpy as fnp
 
-        f = ft.jit(ft.value_and_grad(rnn_loss_scan(fnp, ft.lax.scan)))
-        args = _rnn_args(fw, data)
-        return lambda: f(*args)
+        f = model(fnp, ft.lax.scan, ft.grad)
+        f = ft.jit(ft.value_and_grad(f) if value_and_grad else f)
+        a = args(fw, data)
+        return lambda: f(*a)
 
     def jax_build(fw, mode, data):
         import jax
         import jax.numpy as jnp
 
-        f = jax.jit(jax.value_and_grad(rnn_loss_scan(jnp, jax.lax.scan)))
-        args = _rnn_args(fw, data)
-        return lambda: f(*args)
+        f = model(jnp, jax.lax.scan, jax.grad)
+        f = jax.jit(jax.value_and_grad(f) if value_and_grad else f)
+        a = args(fw, data)
+        return lambda: f(*a)
 
     return {"mlx": mlx_build, "ftorch": ftorch_build, "jax": jax_build}
 
@@ -131,43 +148,11 @@ def _ode_args(fw, data):
             fw.array(data["ts"]))
 
 
-def ode_builders():
-    def mlx_build(fw, mode, data):
-        import mlx.core as mx
-
-        def loss(p, h, ts):
-            step = rk4_step(mx, p)
-            for t in range(ts.shape[0]):
-                h, _ = step(h, ts[t])
-            return mx.mean(h * h)
-
-        f = mx.value_and_grad(loss)
-        args = _ode_args(fw, data)
-        return lambda: f(*args)
-
-    def scan_loss(lib, scan):
-        def loss(p, h, ts):
-            h, _ = scan(rk4_step(lib, p), h, ts)
-            return lib.mean(h * h)
-        return loss
-
-    def ftorch_build(fw, mode, data):
-        import ftorch as ft
-        import ftorch.numpy as fnp
-
-        f = ft.jit(ft.value_and_grad(scan_loss(fnp, ft.lax.scan)))
-        args = _ode_args(fw, data)
-        return lambda: f(*args)
-
-    def jax_build(fw, mode, data):
-        import jax
-        import jax.numpy as jnp
-
-        f = jax.jit(jax.value_and_grad(scan_loss(jnp, jax.lax.scan)))
-        args = _ode_args(fw, data)
-        return lambda: f(*args)
-
-    return {"mlx": mlx_build, "ftorch": ftorch_build, "jax": jax_build}
+def ode_loss(lib, scan, grad=None):
+    def loss(p, h, ts):
+        h, _ = scan(rk4_step(lib, p), h, ts)
+        return lib.mean(h * h)
+    return loss
 
 
 # --- the HMC chain ------------------------------------------------------------
@@ -190,7 +175,7 @@ def _hmc_data(rng, iters):
             "log_u": np.log(rng.uniform(size=iters)).astype("float32")}
 
 
-def hmc_chain(lib, grad, scan):
+def hmc_chain(lib, scan, grad):
     """The chain as a scan over (momentum, log u) draws; samples stacked."""
     def run(x, y, q0, momenta, log_u):
         def log_density(q):
@@ -222,52 +207,19 @@ def _hmc_args(fw, data):
     return tuple(fw.array(data[k]) for k in ("x", "y", "q0", "momenta", "log_u"))
 
 
-def hmc_builders():
-    def mlx_build(fw, mode, data):
-        import mlx.core as mx
-
-        def python_scan(f, carry, xs, length=None):
-            n = length if xs is None else xs[0].shape[0]
-            ys = []
-            for t in range(n):
-                carry, y = f(carry, None if xs is None else tuple(a[t] for a in xs))
-                ys.append(y)
-            return carry, (mx.stack(ys) if ys and ys[0] is not None else None)
-
-        run = hmc_chain(mx, mx.grad, python_scan)
-        args = _hmc_args(fw, data)
-        return lambda: run(*args)
-
-    def ftorch_build(fw, mode, data):
-        import ftorch as ft
-        import ftorch.numpy as fnp
-
-        run = ft.jit(hmc_chain(fnp, ft.grad, ft.lax.scan))
-        args = _hmc_args(fw, data)
-        return lambda: run(*args)
-
-    def jax_build(fw, mode, data):
-        import jax
-        import jax.numpy as jnp
-
-        run = jax.jit(hmc_chain(jnp, jax.grad, jax.lax.scan))
-        args = _hmc_args(fw, data)
-        return lambda: run(*args)
-
-    return {"mlx": mlx_build, "ftorch": ftorch_build, "jax": jax_build}
-
-
 # Targets: per step, ftorch over MLX's loop (see benchmarks/README.md).
 WORKLOADS = tuple(
     Workload(name=f"rnn_{label}", doc=__doc__, modes=("jit",), inputs=rnn_inputs(steps),
-             builders=rnn_builders(), calls_per_step=steps, targets=(("jit", 0.5),),
+             builders=builders(rnn_loss, _rnn_args), calls_per_step=steps, targets=(("jit", 0.5),),
              rtol=1e-3, memory=True, small=rnn_inputs(40))
     for label, steps in (("1k", 1000), ("20k", 20000), ("100k", 100000))
 ) + (
     Workload(name="ode_rk4", doc=__doc__, modes=("jit",), inputs=ode_inputs(ODE_STEPS),
-             builders=ode_builders(), calls_per_step=ODE_STEPS, targets=(("jit", 0.5),),
+             builders=builders(ode_loss, _ode_args), calls_per_step=ODE_STEPS,
+             targets=(("jit", 0.5),),
              rtol=1e-3, memory=True, small=ode_inputs(40)),
     Workload(name="hmc_chain", doc=__doc__, modes=("jit",), inputs=hmc_inputs(HMC_ITERS),
-             builders=hmc_builders(), calls_per_step=HMC_ITERS, targets=(("jit", 0.5),),
+             builders=builders(hmc_chain, _hmc_args, value_and_grad=False),
+             calls_per_step=HMC_ITERS, targets=(("jit", 0.5),),
              rtol=1e-3, small=hmc_inputs(40)),
 )
