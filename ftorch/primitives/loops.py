@@ -3,24 +3,27 @@ higher-order primitives whose bodies are staged once into graphs.
 
 ``while_p(*cond_consts, *body_consts, *init, cond_graph, body_graph, ...)``
 runs ``body_graph`` while ``cond_graph`` holds. Its trip count depends on
-data, so it reads the predicate on the host each step: under ``jit`` the
-compiled graph is split around it (``executable.segmented``) and each step calls
-the compiled condition and body. Forward mode transforms the body; reverse
-mode is refused (the number of residuals is unknown ahead of time), as in
-JAX; vmap with a batched predicate runs until every example is done, the
-finished ones frozen by a select.
+data, so it reads the predicate on the host: under ``jit`` the compiled
+graph is split around it (``executable.segmented``) and the compiled body
+runs in chunks of iterations masked by the condition, which is read once a
+chunk. Forward mode transforms the body; reverse mode is refused (the
+number of residuals is unknown ahead of time), as in JAX; vmap with a
+batched predicate runs until every example is done, the finished ones
+frozen by a select.
 
 ``scan_p(*consts, *init, *xs, graph, n_consts, n_carry, length, reverse,
 unroll)`` applies ``graph`` (consts, carry, x_t) -> (carry, y_t) over the
-leading axis of ``xs``. Its trip count is static, so nothing waits on the
-host: under ``jit`` the loop is unrolled into the one compiled MLX graph
-(staged once by ftorch, whatever the length; only MLX's trace of the
-compiled function grows with it), after hoisting the body's work that does
-not depend on the carry out of the loop as one batched computation (the
-input projection of every step as one matmul). Its JVP is a scan of the
-body's JVP; its VJP a forward scan that stacks the residuals of each step
-and a reverse scan of the body's backward graph; vmap batches the body.
-``fori_loop`` with static bounds and ``map`` are scans, so they are
+leading axis of ``xs``. Under ``jit`` the body's work that does not depend
+on the carry is hoisted out of the loop as one batched computation (the
+input projection of every step as one matmul), and what only feeds the
+outputs runs batched after it (``_LoopPlan``). The recurrence left is then
+unrolled into the one compiled MLX graph when the loop is short, or run
+rolled when it is long (``_runs_rolled``): the graph is split at the loop,
+and chunks of k steps, compiled once, are called from Python, so neither
+the graph nor its compile time grows with the length. Its JVP is a scan of
+the body's JVP; its VJP a forward scan that stacks the residuals of each
+step and a reverse scan of the body's backward graph; vmap batches the
+body. ``fori_loop`` with static bounds and ``map`` are scans, so they are
 reverse-mode differentiable; ``fori_loop`` with traced bounds is a
 ``while_loop``.
 """
