@@ -59,7 +59,7 @@ def python_scan(f, carry, xs, length=None):
     """``lax.scan`` as the Python loop MLX runs (``xs``: an array, a tuple of
     them, or None with ``length``)."""
     ys = []
-    for t in range(length if xs is None else ft_len(xs)):
+    for t in range(length if xs is None else _length(xs)):
         x = None if xs is None else tuple(a[t] for a in xs) if isinstance(xs, tuple) else xs[t]
         carry, y = f(carry, x)
         ys.append(y)
@@ -70,7 +70,7 @@ def python_scan(f, carry, xs, length=None):
     return carry, None
 
 
-def ft_len(xs):
+def _length(xs):
     return (xs[0] if isinstance(xs, tuple) else xs).shape[0]
 
 
@@ -83,8 +83,8 @@ def builders(model, args, value_and_grad=True):
         import mlx.core as mx
 
         a = args(fw, data)
-        if value_and_grad and ft_len(a[-1]) > MLX_MAX_GRAD_STEPS:
-            raise RuntimeError(f"mx.value_and_grad of a {ft_len(a[-1])}-step Python loop "
+        if value_and_grad and _length(a[-1]) > MLX_MAX_GRAD_STEPS:
+            raise RuntimeError(f"mx.value_and_grad of a {_length(a[-1])}-step Python loop "
                                "crashes the process (segmentation fault)")
         f = model(mx, python_scan, mx.grad)
         f = mx.value_and_grad(f) if value_and_grad else f

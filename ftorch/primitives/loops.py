@@ -154,14 +154,16 @@ def _while_host(*ops, cond_graph, body_graph, n_cond_consts, n_body_consts):
     one iteration per check, as does every loop when the policy compiles
     nothing."""
     cond_consts, body_consts, carry = split(ops, n_cond_consts, n_body_consts)
-    if not compiling("loop bodies"):
-        test, step = lower(cond_graph), lower(body_graph)
-    else:
+    if compiling("loop bodies"):
         test, step = executable(cond_graph).compiled, executable(body_graph).compiled
-    k = _while_chunk_steps(cond_graph, body_graph)
+    else:
+        test, step = lower(cond_graph), lower(body_graph)
+    k = 1
+    if _compiles_as_chunks(cond_graph, body_graph):
+        k = _steps_per_chunk(len(cond_graph.eqns) + len(body_graph.eqns), MAX_WHILE_CHUNK_STEPS)
     if not test(*cond_consts, *carry)[0].item():
         return list(carry)
-    if k == 1 or not compiling("loop bodies"):
+    if k == 1:
         carry = step(*body_consts, *carry)
         while test(*cond_consts, *carry)[0].item():
             carry = step(*body_consts, *carry)
@@ -178,15 +180,12 @@ def _while_host(*ops, cond_graph, body_graph, n_cond_consts, n_body_consts):
 MAX_WHILE_CHUNK_STEPS = 16
 
 
-def _while_chunk_steps(cond_graph: Graph, body_graph: Graph) -> int:
-    """Iterations between host checks: about ``CHUNK_EQNS`` equations'
-    worth of condition and body, 1 where either reads the host or is too
-    deep to compile."""
-    if needs_host(cond_graph) or needs_host(body_graph) or not (
-            compilable(cond_graph) and compilable(body_graph)):
-        return 1
-    size = builtins.max(len(cond_graph.eqns) + len(body_graph.eqns), 1)
-    return builtins.max(1, builtins.min(MAX_WHILE_CHUNK_STEPS, CHUNK_EQNS // size))
+def _compiles_as_chunks(*graphs: Graph) -> bool:
+    """Whether a host-driven loop runs these graphs (its body, its
+    condition) as compiled chunks of steps: the running executable compiles
+    loop bodies, and none of them reads the host or is too deep for
+    ``mx.compile``."""
+    return compiling("loop bodies") and all(not needs_host(g) and compilable(g) for g in graphs)
 
 
 def _while_chunk(cond_graph: Graph, body_graph: Graph, n_cond_consts: int, n_body_consts: int,
@@ -520,7 +519,7 @@ def _rolled_loop(loop: Graph, consts: list, carry: list, xs: list, length: int, 
     executable's tier."""
     n_consts, n_carry = len(consts), len(carry)
     y_avals = loop.out_avals[n_carry:]
-    if not (compiling("loop bodies") and not needs_host(loop) and compilable(loop)):
+    if not _compiles_as_chunks(loop):
         return _scan_loop(in_tier(loop), consts + carry + xs, n_consts, n_carry, length, reverse,
                           y_avals, sync_every=SYNC_EVERY_CHUNKS * 8)
     k = builtins.min(_chunk_steps(loop, unroll), length)
@@ -543,8 +542,13 @@ def _chunk_steps(loop: Graph, unroll: int) -> int:
     ``CHUNK_EQNS`` body equations' worth."""
     if unroll > 1:
         return unroll
-    return builtins.max(1, builtins.min(MAX_CHUNK_STEPS, CHUNK_EQNS // builtins.max(
-        len(loop.eqns), 1)))
+    return _steps_per_chunk(len(loop.eqns), MAX_CHUNK_STEPS)
+
+
+def _steps_per_chunk(n_eqns: int, most: int) -> int:
+    """About ``CHUNK_EQNS`` equations' worth of steps of ``n_eqns`` each,
+    between 1 and ``most``."""
+    return builtins.max(1, builtins.min(most, CHUNK_EQNS // builtins.max(n_eqns, 1)))
 
 
 def _chunk_function(loop: Graph, n_consts: int, n_carry: int, k: int,
@@ -672,7 +676,6 @@ class _LoopPlan:
 
         summed = derive(after_b, ("scan after", tuple(self.accumulators)), make)[0]
         self.after = fuse_summed_matmuls(summed)
-
 
     def _emitting(self, emitted: list, loop_carry: list, loop_outs: list,
                   produced: set) -> list:

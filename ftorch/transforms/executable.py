@@ -80,8 +80,7 @@ class Executable:
             return self.compiled(*args)
         if not needs_host(self.graph):
             return self.lowering(*args)
-        setting = config.jit_compile_after if self.compile_after == "config" else self.compile_after
-        token = _TIER.set("loop bodies" if seconds_before_compile(setting) is not None
+        token = _TIER.set("loop bodies" if seconds_before_compile(self._setting()) is not None
                           else "nothing")
         try:
             return self.lowering(*args)
@@ -104,10 +103,14 @@ class Executable:
                                   else self._shared_compiled)
         return self._compiled
 
+    def _setting(self) -> float | str | None:
+        """The compile policy in force: this executable's, or ft.config's."""
+        return config.jit_compile_after if self.compile_after == "config" else self.compile_after
+
     def _compile_due(self) -> bool:
         """Whether the policy says compile now. Once its delay has run out
         the executable stays compiled (``__call__`` no longer asks)."""
-        setting = config.jit_compile_after if self.compile_after == "config" else self.compile_after
+        setting = self._setting()
         after = seconds_before_compile(setting)
         if after == 0.0:
             return True
