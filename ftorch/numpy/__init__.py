@@ -24,6 +24,7 @@ from ftorch.numpy._index_tricks import *  # noqa: F403
 from ftorch.numpy._statistics import *  # noqa: F403
 from ftorch.numpy._setops import *  # noqa: F403
 from ftorch.numpy._polynomial import *  # noqa: F403
+from ftorch.numpy._quantized import *  # noqa: F403
 import sys
 
 from ftorch.core import install_array_api
@@ -37,6 +38,7 @@ from ftorch.numpy import (
     _linalg,
     _math,
     _polynomial,
+    _quantized,
     _reduction,
     _setops,
     _shape,
@@ -52,6 +54,7 @@ __all__ = [
     *_reduction.__all__, *_shape.__all__, *_indexing.__all__, *_linalg.__all__,
     *_sorting.__all__, *_windows.__all__, *_stacking.__all__, *_index_tricks.__all__,
     *_statistics.__all__, *_setops.__all__, *_polynomial.__all__,
+    *_quantized.__all__,
 ]
 
 # Tracers' operators and methods, and mx.array's indexing, dispatch to this module.
