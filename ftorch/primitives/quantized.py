@@ -21,12 +21,12 @@ Batching: every leading axis of these ops is a batch axis already (MLX
 broadcasts them, and a stack of quantized matrices is MLX's ``gather_qmm``
 case), so the rules move the vmapped axis to the front.
 
->>> import ftorch.lax as lax, mlx.core as mx
->>> w = mx.arange(64, dtype=mx.float32).reshape(1, 64)
->>> q, scales, biases = lax.quantize(w, group_size=64, bits=8, mode="affine")
->>> lax.dequantize(q, scales, biases, group_size=64, bits=8, mode="affine",
-...                dtype=mx.float32)[0, :3].tolist()
-[0.0, 1.0, 2.0]
+>>> import ftorch.primitives as prims, mlx.core as mx
+>>> w = mx.arange(64, dtype=mx.float32).reshape(1, 64) * (255 / 63)
+>>> q, scales, biases = prims.quantize(w, group_size=64, bits=8, mode="affine")
+>>> prims.dequantize(q, scales, biases, group_size=64, bits=8, mode="affine",
+...                  dtype=mx.float32)[0, :3].tolist()
+[0.0, 4.0, 8.0]
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from ftorch.nn.layers import (
     linear,
     normalization,
     pooling,
+    quantized,
     recurrent,
     transformer,
 )
@@ -28,11 +29,12 @@ from ftorch.nn.layers.embedding import *  # noqa: F403
 from ftorch.nn.layers.linear import *  # noqa: F403
 from ftorch.nn.layers.normalization import *  # noqa: F403
 from ftorch.nn.layers.pooling import *  # noqa: F403
+from ftorch.nn.layers.quantized import *  # noqa: F403
 from ftorch.nn.layers.recurrent import *  # noqa: F403
 from ftorch.nn.layers.transformer import *  # noqa: F403
 
 __all__ = [
     *activations.__all__, *attention.__all__, *containers.__all__, *conv.__all__,
     *dropout.__all__, *embedding.__all__, *linear.__all__, *normalization.__all__,
-    *pooling.__all__, *recurrent.__all__, *transformer.__all__,
+    *pooling.__all__, *quantized.__all__, *recurrent.__all__, *transformer.__all__,
 ]
