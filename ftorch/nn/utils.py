@@ -15,6 +15,7 @@ with ``load_weights(dict(tree_flatten(model.parameters())), params, state)``.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -30,7 +31,7 @@ from ftorch.nn._layer import Layer, Params, PyTree, State, named_leaves, recordi
 
 __all__ = [
     "count_params", "summary", "cast", "partition", "combine", "flatten_names",
-    "unflatten_names", "load_weights", "save_weights",
+    "unflatten_names", "load_weights", "save_weights", "replace_layers",
 ]
 
 
@@ -297,3 +298,56 @@ def save_weights(path: str | os.PathLike, params: Params, state: State | None = 
     else:
         raise ValueError(f"save_weights: the file must end in .safetensors or .npz, got {path!r}")
 
+
+
+#: What ``replace_layers`` calls on each layer: ``(path, layer, params)`` to
+#: the replacement ``(layer, params)``, or ``None`` to keep it (and look inside).
+Replacement = Callable[[str, Layer, Params], "tuple[Layer, Params] | None"]
+
+
+def replace_layers(model: Layer, params: Params, replace: Replacement) -> tuple[Layer, Params]:
+    """``model`` and its ``params`` with layers swapped: ``replace(path,
+    layer, params)`` is called on every layer, outermost first (``path`` is
+    ``mlx.nn``'s dotted name, ``""`` for ``model`` itself), and returns the
+    new ``(layer, params)`` or ``None`` to keep the layer and look inside
+    it. Neither ``model`` nor ``params`` is changed (``mlx.nn`` swaps modules
+    in place). ``nn.quantize`` and ``nn.lora`` are built on it.
+
+    >>> import ftorch.nn as nn, ftorch.random as random, mlx.core as mx
+    >>> model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    >>> params, _ = model.init(random.key(0), mx.zeros((1, 2)))
+    >>> swap = lambda path, layer, p: (nn.GELU(), {}) if isinstance(layer, nn.ReLU) else None
+    >>> nn.utils.replace_layers(model, params, swap)[0].layers[1]
+    GELU(approx='none')
+    """
+    return _replace(model, params, "", replace)
+
+
+def _replace(layer: Layer, params: Params, path: str, replace: Replacement) -> tuple:
+    replaced = replace(path, layer, params)
+    if replaced is not None:
+        return replaced
+    children = layer.children()
+    if not children:
+        return layer, params
+    new_layer, new_params = copy.copy(layer), dict(params)
+
+    def walk(sub: Any, sub_params: Any, sub_path: str) -> tuple[Any, Any]:
+        if isinstance(sub, Layer):
+            return _replace(sub, sub_params, sub_path, replace)
+        if isinstance(sub, dict):
+            pairs = {k: walk(v, sub_params.get(k, {}), f"{sub_path}.{k}") for k, v in sub.items()}
+            return ({k: pair[0] for k, pair in pairs.items()},
+                    {k: pair[1] for k, pair in pairs.items() if k in sub_params})
+        pairs = [walk(v, sub_params[i] if i < len(sub_params) else {}, f"{sub_path}.{i}")
+                 for i, v in enumerate(sub)]
+        return type(sub)(pair[0] for pair in pairs), [pair[1] for pair in pairs]
+
+    for name, sub in children.items():
+        converted, converted_params = walk(sub, params.get(name, {}),
+                                           f"{path}.{name}" if path else name)
+        # Children made in __post_init__ are not constructor arguments: set the field.
+        object.__setattr__(new_layer, name, converted)
+        if name in params:
+            new_params[name] = converted_params
+    return new_layer, new_params

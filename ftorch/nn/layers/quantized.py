@@ -24,11 +24,9 @@ QuantizedLinear(input_dims=64, output_dims=32, bias=True, group_size=32, bits=4,
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 from collections.abc import Callable
-from typing import Any
 
 import ftorch.numpy as fnp
 from ftorch.nn import init as initializers
@@ -36,6 +34,7 @@ from ftorch.nn._layer import Array, InputSpec, Key, Layer, Params, State, layer_
 from ftorch.nn.layers._checks import check_features, check_positive, checked_param
 from ftorch.nn.layers.embedding import Embedding, _check_indices
 from ftorch.nn.layers.linear import Linear
+from ftorch.nn.utils import replace_layers
 from ftorch.numpy._quantized import quantization_params
 
 __all__ = ["QuantizedLinear", "QuantizedEmbedding", "quantize"]
@@ -242,12 +241,15 @@ def quantize(model: Layer, params: Params, *, group_size: int | None = None,
     """
     settings = dict(group_size=group_size, bits=bits, mode=mode)
     _settings("quantize", group_size, bits, mode)
-    return _quantize_layer(model, params, "", settings, predicate)
+    return replace_layers(model, params, _quantize_layer(settings, predicate))
 
 
-def _quantize_layer(layer: Layer, params: Params, path: str, settings: dict,
-                    predicate: Predicate | None) -> tuple[Layer, Params]:
-    if isinstance(layer, (Linear, Embedding)):
+def _quantize_layer(settings: dict, predicate: Predicate | None) -> Callable:
+    """``replace_layers``'s function for ``quantize``."""
+
+    def replace(path: str, layer: Layer, params: Params) -> tuple[Layer, Params] | None:
+        if not isinstance(layer, (Linear, Embedding)):
+            return None
         choice = True if predicate is None else predicate(path, layer)
         if choice is False:
             return layer, params
@@ -269,28 +271,5 @@ def _quantize_layer(layer: Layer, params: Params, path: str, settings: dict,
         except ValueError as e:
             raise ValueError(f"quantize: cannot quantize {path or 'the model'!r} "
                              f"({type(layer).__name__}): {e}. Leave it out with predicate=") from e
-    children = layer.children()
-    if not children:
-        return layer, params
-    new_layer, new_params = copy.copy(layer), dict(params)
 
-    def convert_tree(sub: Any, sub_params: Any, sub_path: str) -> tuple[Any, Any]:
-        if isinstance(sub, Layer):
-            return _quantize_layer(sub, sub_params, sub_path, settings, predicate)
-        if isinstance(sub, dict):
-            pairs = {k: convert_tree(v, sub_params.get(k, {}), f"{sub_path}.{k}")
-                     for k, v in sub.items()}
-            return ({k: p[0] for k, p in pairs.items()},
-                    {k: p[1] for k, p in pairs.items() if k in sub_params})
-        pairs = [convert_tree(v, sub_params[i] if i < len(sub_params) else {}, f"{sub_path}.{i}")
-                 for i, v in enumerate(sub)]
-        return type(sub)(p[0] for p in pairs), [p[1] for p in pairs]
-
-    for name, sub in children.items():
-        child_path = f"{path}.{name}" if path else name
-        converted, converted_params = convert_tree(sub, params.get(name, {}), child_path)
-        object.__setattr__(new_layer, name, converted)
-        if name in params:
-            new_params[name] = converted_params
-    return new_layer, new_params
-
+    return replace
