@@ -14,6 +14,7 @@ from ftorch.nn.layers import (
     dropout,
     embedding,
     linear,
+    low_rank,
     normalization,
     pooling,
     quantized,
@@ -27,6 +28,7 @@ from ftorch.nn.layers.conv import *  # noqa: F403
 from ftorch.nn.layers.dropout import *  # noqa: F403
 from ftorch.nn.layers.embedding import *  # noqa: F403
 from ftorch.nn.layers.linear import *  # noqa: F403
+from ftorch.nn.layers.low_rank import *  # noqa: F403
 from ftorch.nn.layers.normalization import *  # noqa: F403
 from ftorch.nn.layers.pooling import *  # noqa: F403
 from ftorch.nn.layers.quantized import *  # noqa: F403
@@ -35,6 +37,7 @@ from ftorch.nn.layers.transformer import *  # noqa: F403
 
 __all__ = [
     *activations.__all__, *attention.__all__, *containers.__all__, *conv.__all__,
-    *dropout.__all__, *embedding.__all__, *linear.__all__, *normalization.__all__,
-    *pooling.__all__, *quantized.__all__, *recurrent.__all__, *transformer.__all__,
+    *dropout.__all__, *embedding.__all__, *linear.__all__, *low_rank.__all__,
+    *normalization.__all__, *pooling.__all__, *quantized.__all__, *recurrent.__all__,
+    *transformer.__all__,
 ]
