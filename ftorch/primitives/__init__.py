@@ -30,7 +30,7 @@ FAMILIES = (
     "decompositions", "orthogonal", "matrix_functions", "sorting", "fourier", "special",
     "activations", "sampling", "slicing", "parallel", "conditionals", "loops", "associative",
     "distributed", "bits", "solves", "callback",
-    "quantized",
+    "quantized", "positional",
 )
 
 

@@ -63,6 +63,7 @@ from ftorch.nn.functional.activations import (
     squareplus,
     standardize,
     step,
+    swiglu,
     swish,
 )
 from ftorch.nn.functional.attention import (
@@ -72,6 +73,7 @@ from ftorch.nn.functional.attention import (
 from ftorch.nn.functional.encoding import (
     dropout,
     one_hot,
+    rope,
 )
 from ftorch.nn.functional.normalization import (
     batch_norm,
@@ -89,8 +91,8 @@ __all__ = [
     "hard_sigmoid", "hardswish", "hard_swish", "mish", "glu", "log_sigmoid", "softsign",
     "softshrink", "hard_shrink", "step", "softmin", "gelu_approx", "gelu_fast_approx", "tanh",
     "hard_silu", "swish", "soft_sign", "identity", "log1mexp", "logmeanexp", "sparse_plus",
-    "sparse_sigmoid", "squareplus", "standardize",
-    "one_hot", "dropout",
+    "sparse_sigmoid", "squareplus", "standardize", "swiglu",
+    "one_hot", "dropout", "rope",
     "layer_norm", "rms_norm", "group_norm", "instance_norm", "batch_norm", "batch_stats",
     "scaled_dot_product_attention", "dot_product_attention",
     # Convolution and pooling (primitives with their rules: ftorch/primitives/conv.py).

@@ -24,7 +24,7 @@ __all__ = [
     "hardswish", "hard_swish", "mish", "glu", "log_sigmoid", "softsign", "softshrink",
     "hard_shrink", "step", "softmin", "gelu_approx", "gelu_fast_approx",
     "hard_silu", "swish", "soft_sign", "identity", "log1mexp", "logmeanexp", "sparse_plus",
-    "sparse_sigmoid", "squareplus", "standardize",
+    "sparse_sigmoid", "squareplus", "standardize", "swiglu",
 ]
 
 # ----------------------------------------------------------------------------
@@ -91,6 +91,17 @@ def silu(x: Any) -> Any:
     [0.0, 1000.0]
     """
     return fnp.multiply(x, sigmoid(x))
+
+
+def swiglu(gate: Any, x: Any) -> Any:
+    """``silu(gate) * x``: the gated unit of Llama-class MLPs
+    (``down(swiglu(gate(h), up(h)))``), as mlx-lm's ``swiglu``.
+
+    >>> import ftorch.nn.functional as F, mlx.core as mx
+    >>> F.swiglu(mx.array([0.0, 1000.0]), mx.array([5.0, 2.0])).tolist()
+    [0.0, 2000.0]
+    """
+    return fnp.multiply(silu(gate), x)
 
 
 def softplus(x: Any) -> Any:
