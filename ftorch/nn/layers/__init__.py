@@ -11,6 +11,7 @@ from ftorch.nn.layers import (
     attention,
     containers,
     conv,
+    decoding,
     dropout,
     embedding,
     linear,
@@ -25,6 +26,7 @@ from ftorch.nn.layers.activations import *  # noqa: F403
 from ftorch.nn.layers.attention import *  # noqa: F403
 from ftorch.nn.layers.containers import *  # noqa: F403
 from ftorch.nn.layers.conv import *  # noqa: F403
+from ftorch.nn.layers.decoding import *  # noqa: F403
 from ftorch.nn.layers.dropout import *  # noqa: F403
 from ftorch.nn.layers.embedding import *  # noqa: F403
 from ftorch.nn.layers.linear import *  # noqa: F403
@@ -37,6 +39,7 @@ from ftorch.nn.layers.transformer import *  # noqa: F403
 
 __all__ = [
     *activations.__all__, *attention.__all__, *containers.__all__, *conv.__all__,
+    *decoding.__all__,
     *dropout.__all__, *embedding.__all__, *linear.__all__, *low_rank.__all__,
     *normalization.__all__, *pooling.__all__, *quantized.__all__, *recurrent.__all__,
     *transformer.__all__,
