@@ -73,6 +73,7 @@ def _all() -> dict[str, Workload]:
         nn_train,
         optim_update,
         per_example,
+        qlora,
         quantized,
         rnn,
         rnn_scan,
@@ -82,7 +83,7 @@ def _all() -> dict[str, Workload]:
 
     mods = (chain, mlp_train, per_example, hvp, transformer, rnn, rnn_scan, sampling,
             deep_mlp, deep_mlp_remat, optim_update, nn_train, mlp_eager_small, gp,
-            checkpoint_io, jit_overhead, mlx_untouched, long_loops, quantized)
+            checkpoint_io, jit_overhead, mlx_untouched, long_loops, quantized, qlora)
     # A module defines WORKLOAD, or WORKLOADS for a family of rows.
     found = [w for m in mods for w in getattr(m, "WORKLOADS", None) or (m.WORKLOAD,)]
     return {w.name: w for w in found}
