@@ -45,6 +45,7 @@ from ftorch.numpy import stop_gradient
 from ftorch import nn
 from ftorch.serialization import load, save
 from ftorch import distributed
+from ftorch import amp
 from ftorch.backend.blas import set_threads as set_blas_threads
 from ftorch.runtime import (
     block_until_ready,
@@ -80,7 +81,7 @@ __all__ = [
     "ShapeDtypeStruct", "ConcretizationError", "LeakedTracerError", "info", "lax", "random",
     "scipy", "ops", "test_util", "extend",
     "custom_jvp", "custom_vjp", "custom_batching", "checkpoint", "remat", "checkpoint_name",
-    "checkpoint_policies", "save", "load", "set_blas_threads", "distributed",
+    "checkpoint_policies", "save", "load", "set_blas_threads", "distributed", "amp",
     "jacobian", "linear_transpose", "fwd_and_bwd", "custom_gradient", "closure_convert",
     "pure_callback", "tree_util", "block_until_ready", "device_put", "device_get", "devices",
     "local_devices", "device_count", "local_device_count", "default_backend", "default_device",

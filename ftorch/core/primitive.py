@@ -62,9 +62,15 @@ class Primitive:
     - ``elementwise``: its operands broadcast and promote to one dtype
       elementwise, so a weakly typed scalar operand (a Python scalar passed to
       ``jit``) takes the dtype of the others.
+    - ``autocast``: what mixed precision (``ft.amp.autocast``) does with its
+      floating operands, after PyTorch's autocast lists: ``"low"`` runs it
+      in the low-precision dtype (products: matmul, convolution), ``"float32"``
+      in float32 (what loses accuracy in 16 bits: exp/log/pow, reductions
+      that accumulate, softmax, special functions, decompositions),
+      ``"promote"`` (the default) in the widest dtype among its operands.
 
     The constructor takes what the primitive is (``multiple_results``,
-    ``elementwise``, ``needs_host``, ``communicates``); every rule is attached
+    ``elementwise``, ``needs_host``, ``communicates``, ``autocast``); every rule is attached
     one way, by its ``def_<rule>`` method (usable as a decorator), in the
     primitive's block right under its definition. The helpers of
     ``ftorch.primitives._rules`` (``linear``, ``vectorized``, ``derivative``,
@@ -76,7 +82,7 @@ class Primitive:
     __slots__ = (
         "name", "impl", "jvp", "vjp", "vjp_fwd", "batch",
         "_abstract_eval", "multiple_results", "elementwise", "lowering", "needs_host",
-        "communicates",
+        "communicates", "autocast",
     )
 
     def __init__(
@@ -88,9 +94,13 @@ class Primitive:
         elementwise: bool = False,
         needs_host: bool | Callable[..., bool] = False,
         communicates: bool = False,
+        autocast: str = "promote",
     ):
         if name in registry:
             raise ValueError(f"primitive {name!r} is defined twice")
+        if autocast not in ("low", "float32", "promote"):
+            raise ValueError(f"primitive {name!r}: autocast must be 'low', 'float32' or "
+                             f"'promote', got {autocast!r}")
         self.name = name
         self.impl = impl
         self.jvp: Callable | None = None
@@ -103,6 +113,7 @@ class Primitive:
         self.elementwise = elementwise
         self.needs_host = needs_host
         self.communicates = communicates
+        self.autocast = autocast
         registry[name] = self
 
     def __repr__(self) -> str:

@@ -36,7 +36,7 @@ def _log_softmax_impl(x, axes):
 
 
 # softmax_p lives with logsumexp, whose derivative it is.
-log_softmax_p = Primitive("log_softmax", _log_softmax_impl)
+log_softmax_p = Primitive("log_softmax", _log_softmax_impl, autocast="float32")
 
 
 @log_softmax_p.def_jvp

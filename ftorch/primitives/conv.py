@@ -161,7 +161,7 @@ def _conv_impl(x, w, *, stride, padding, kernel_dilation, input_dilation, groups
                            input_dilation=list(input_dilation), groups=groups, flip=flip)
 
 
-conv_general_p = Primitive("conv_general", _conv_impl)
+conv_general_p = Primitive("conv_general", _conv_impl, autocast="low")
 
 
 def conv_general(x: Any, w: Any, stride: Ints, padding: Padding, kernel_dilation: Ints,

@@ -95,7 +95,7 @@ def _cholesky_impl(a: mx.array) -> mx.array:
     return mx.where(ok[..., None], chol, mx.array(float("nan"), dtype=chol.dtype))
 
 
-cholesky_p = Primitive("cholesky", _cholesky_impl)
+cholesky_p = Primitive("cholesky", _cholesky_impl, autocast="float32")
 
 
 def cholesky(a: Any) -> Any:
@@ -188,7 +188,7 @@ def _triangular_solve_unchecked(a: mx.array, b: mx.array, *, left_side: bool, lo
     return mx.swapaxes(xt, -1, -2)
 
 
-triangular_solve_p = Primitive("triangular_solve", _triangular_solve_impl)
+triangular_solve_p = Primitive("triangular_solve", _triangular_solve_impl, autocast="float32")
 
 
 def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = False,
@@ -274,7 +274,7 @@ def _triangular_inverse_impl(a: mx.array, *, lower: bool, unit_diagonal: bool) -
     return mx.where(singular, mx.array(float("nan"), inv.dtype), inv)
 
 
-triangular_inverse_p = Primitive("triangular_inverse", _triangular_inverse_impl)
+triangular_inverse_p = Primitive("triangular_inverse", _triangular_inverse_impl, autocast="float32")
 
 
 def triangular_inverse(a: Any, *, lower: bool = False, unit_diagonal: bool = False) -> Any:
@@ -395,7 +395,7 @@ def _lu_vector(a: mx.array) -> list[mx.array]:
     return [scaled[..., None], p, perm]
 
 
-lu_p = Primitive("lu", _lu_impl, multiple_results=True)
+lu_p = Primitive("lu", _lu_impl, multiple_results=True, autocast="float32")
 
 
 def lu(a: Any) -> list[Any]:
@@ -514,7 +514,7 @@ def _solve_impl(a: mx.array, b: mx.array) -> mx.array:
                                   unit_diagonal=False)
 
 
-solve_p = Primitive("solve", _solve_impl)
+solve_p = Primitive("solve", _solve_impl, autocast="float32")
 
 
 def solve(a: Any, b: Any) -> Any:
@@ -611,7 +611,7 @@ def _det_impl(a: mx.array) -> mx.array:
     return sign * mx.prod(mx.diagonal(lu_, 0, -2, -1), axis=-1) + 0
 
 
-det_p = Primitive("det", _det_impl)
+det_p = Primitive("det", _det_impl, autocast="float32")
 
 
 def det(a: Any) -> Any:

@@ -73,10 +73,11 @@ def _unary_doc(name: str, example: str) -> str:
     )
 
 
-def _unary(name: str, impl: Callable, example: str = "0.5") -> tuple[Primitive, Callable]:
+def _unary(name: str, impl: Callable, example: str = "0.5",
+           autocast: str = "promote") -> tuple[Primitive, Callable]:
     """A unary elementwise primitive (its batch axis stays put) and its
     strict wrapper; its JVP and VJP are declared under it."""
-    prim = Primitive(name, impl, elementwise=True)
+    prim = Primitive(name, impl, elementwise=True, autocast=autocast)
     vectorized(prim)
 
     def op(x: Any) -> Any:
@@ -145,34 +146,34 @@ def accurate_exp(x: mx.array) -> mx.array:
     return mx.where(x >= 0, c + s, 1.0 / (c - s))
 
 
-exp_p, exp = _unary("exp", accurate_exp)
+exp_p, exp = _unary("exp", accurate_exp, autocast="float32")
 derivative(exp_p, lambda x, y: y)
 
-expm1_p, expm1 = _unary("expm1", mx.expm1)
+expm1_p, expm1 = _unary("expm1", mx.expm1, autocast="float32")
 derivative(expm1_p, lambda x, y: add(y, 1))
 
-log_p, log = _unary("log", mx.log)
+log_p, log = _unary("log", mx.log, autocast="float32")
 derivative(log_p, lambda x, y: reciprocal(x))
 
-log1p_p, log1p = _unary("log1p", mx.log1p)
+log1p_p, log1p = _unary("log1p", mx.log1p, autocast="float32")
 derivative(log1p_p, lambda x, y: reciprocal(add(x, 1)))
 
-log2_p, log2 = _unary("log2", mx.log2)
+log2_p, log2 = _unary("log2", mx.log2, autocast="float32")
 derivative(log2_p, lambda x, y: reciprocal(multiply(x, _LN2)))
 
-log10_p, log10 = _unary("log10", mx.log10)
+log10_p, log10 = _unary("log10", mx.log10, autocast="float32")
 derivative(log10_p, lambda x, y: reciprocal(multiply(x, _LN10)))
 
 sqrt_p, sqrt = _unary("sqrt", mx.sqrt)
 derivative(sqrt_p, lambda x, y: divide(0.5, y))
 
-rsqrt_p, rsqrt = _unary("rsqrt", mx.rsqrt)
+rsqrt_p, rsqrt = _unary("rsqrt", mx.rsqrt, autocast="float32")
 derivative(rsqrt_p, lambda x, y: divide(multiply(-0.5, y), x))
 
 square_p, square = _unary("square", mx.square)
 derivative(square_p, lambda x, y: multiply(2, x))
 
-reciprocal_p, reciprocal = _unary("reciprocal", mx.reciprocal)
+reciprocal_p, reciprocal = _unary("reciprocal", mx.reciprocal, autocast="float32")
 derivative(reciprocal_p, lambda x, y: negative(square(y)))
 
 sin_p, sin = _unary("sin", mx.sin)
@@ -181,22 +182,22 @@ derivative(sin_p, lambda x, y: cos(x))
 cos_p, cos = _unary("cos", mx.cos)
 derivative(cos_p, lambda x, y: negative(sin(x)))
 
-tan_p, tan = _unary("tan", mx.tan)
+tan_p, tan = _unary("tan", mx.tan, autocast="float32")
 derivative(tan_p, lambda x, y: add(1, square(y)))
 
-arcsin_p, arcsin = _unary("arcsin", mx.arcsin)
+arcsin_p, arcsin = _unary("arcsin", mx.arcsin, autocast="float32")
 derivative(arcsin_p, lambda x, y: rsqrt(subtract(1, multiply(x, x))))
 
-arccos_p, arccos = _unary("arccos", mx.arccos)
+arccos_p, arccos = _unary("arccos", mx.arccos, autocast="float32")
 derivative(arccos_p, lambda x, y: negative(rsqrt(subtract(1, multiply(x, x)))))
 
 arctan_p, arctan = _unary("arctan", mx.arctan)
 derivative(arctan_p, lambda x, y: reciprocal(add(1, multiply(x, x))))
 
-sinh_p, sinh = _unary("sinh", mx.sinh)
+sinh_p, sinh = _unary("sinh", mx.sinh, autocast="float32")
 derivative(sinh_p, lambda x, y: cosh(x))
 
-cosh_p, cosh = _unary("cosh", mx.cosh)
+cosh_p, cosh = _unary("cosh", mx.cosh, autocast="float32")
 derivative(cosh_p, lambda x, y: sinh(x))
 
 tanh_p, tanh = _unary("tanh", mx.tanh)
@@ -214,7 +215,7 @@ derivative(arctanh_p, lambda x, y: reciprocal(subtract(1, multiply(x, x))))
 erf_p, erf = _unary("erf", mx.erf)
 derivative(erf_p, lambda x, y: multiply(_TWO_OVER_SQRT_PI, exp(negative(multiply(x, x)))))
 
-erfinv_p, erfinv = _unary("erfinv", mx.erfinv)
+erfinv_p, erfinv = _unary("erfinv", mx.erfinv, autocast="float32")
 derivative(erfinv_p, lambda x, y: multiply(_SQRT_PI_OVER_TWO, exp(multiply(y, y))))
 
 floor_p, floor = _unary("floor", mx.floor)
@@ -271,10 +272,10 @@ def _binary_doc(name: str) -> str:
     )
 
 
-def _binary(name: str, impl: Callable) -> tuple[Primitive, Callable]:
+def _binary(name: str, impl: Callable, autocast: str = "promote") -> tuple[Primitive, Callable]:
     """A binary elementwise primitive that broadcasts its operands, and its
     strict wrapper; its JVP and VJP are declared under it."""
-    prim = Primitive(name, impl, elementwise=True)
+    prim = Primitive(name, impl, elementwise=True, autocast=autocast)
     broadcasting(prim)
 
     def op(x: Any, y: Any) -> Any:
@@ -377,7 +378,7 @@ def _remainder_vjp(ct, out, x, y, *, needed):
             unbroadcast(multiply(negative(ct), floor_divide(x, y)), y) if needed[1] else None)
 
 
-power_p, power = _binary("power", mx.power)
+power_p, power = _binary("power", mx.power, autocast="float32")
 
 
 def _power_dx(x, y):
@@ -464,7 +465,7 @@ def _arctan2_vjp(ct, out, y, x, *, needed):
             unbroadcast(multiply(negative(ct), y), x) if needed[1] else None)
 
 
-logaddexp_p, logaddexp = _binary("logaddexp", mx.logaddexp)
+logaddexp_p, logaddexp = _binary("logaddexp", mx.logaddexp, autocast="float32")
 
 
 # The weight of x is exp(x - out), except at x = +inf, where out is +inf too

@@ -90,7 +90,7 @@ def _fft_transpose(ct: Any, x: Any, *, fft_type: str, fft_lengths: tuple[int, ..
     return lax.multiply(_crop_last(spectrum, n // 2 + 1), _irfft_weights(n))
 
 
-fft_p = Primitive("fft", _fft_impl)
+fft_p = Primitive("fft", _fft_impl, autocast="float32")
 linear(fft_p, _fft_transpose)
 
 

@@ -146,7 +146,7 @@ def _einsum_impl(*ops: mx.array, subscripts: str) -> mx.array:
         return _einsum_exact(subscripts, *ops)
 
 
-einsum_p = Primitive("einsum", _einsum_impl)
+einsum_p = Primitive("einsum", _einsum_impl, autocast="low")
 
 
 def einsum(subscripts: str, *operands: Any) -> Any:
@@ -310,7 +310,7 @@ def _matmul_impl(a: mx.array, b: mx.array) -> mx.array:
         return _einsum_exact(matmul_subscripts(tuple(a.shape), tuple(b.shape)), a, b)
 
 
-matmul_p = Primitive("matmul", _matmul_impl)
+matmul_p = Primitive("matmul", _matmul_impl, autocast="low")
 
 
 def matmul(a: Any, b: Any) -> Any:

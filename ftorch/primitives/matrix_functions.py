@@ -100,7 +100,7 @@ def _expm_impl(a: mx.array, *, max_squarings: int) -> mx.array:
     return mx.where((squarings > max_squarings)[..., None, None], mx.array(math.nan, a.dtype), r)
 
 
-expm_p = Primitive("expm", _expm_impl, needs_host=True)
+expm_p = Primitive("expm", _expm_impl, needs_host=True, autocast="float32")
 expm_p.def_abstract_eval(lambda a, **_: ShapeDtypeStruct(tuple(a.shape), a.dtype))
 
 
@@ -174,7 +174,7 @@ def _eig_impl(a: mx.array, *, vectors: bool) -> list:
     return [mx.linalg.eigvals(a, stream=mx.cpu)]
 
 
-eig_p = Primitive("eig", _eig_impl, multiple_results=True)
+eig_p = Primitive("eig", _eig_impl, multiple_results=True, autocast="float32")
 
 
 def eig(a: Any, *, vectors: bool = True) -> list:

@@ -219,7 +219,7 @@ def _qr_impl(a: mx.array, *, full_matrices: bool) -> list:
     return [q, r]
 
 
-qr_p = Primitive("qr", _qr_impl, multiple_results=True)
+qr_p = Primitive("qr", _qr_impl, multiple_results=True, autocast="float32")
 
 
 def qr(a: Any, *, full_matrices: bool = True) -> list:
@@ -325,7 +325,7 @@ def _eigh_impl(a: mx.array, *, lower: bool, vectors: bool) -> list:
     return [mx.linalg.eigvalsh(a, UPLO=uplo, stream=mx.cpu)]
 
 
-eigh_p = Primitive("eigh", _eigh_impl, multiple_results=True)
+eigh_p = Primitive("eigh", _eigh_impl, multiple_results=True, autocast="float32")
 
 
 def _symmetrized(a: Any) -> Any:
@@ -438,7 +438,7 @@ def _svd_impl(a: mx.array, *, full_matrices: bool, compute_uv: bool) -> list:
     return [mx.where(ok, u, nan), mx.where(ok[..., 0], s, nan), mx.where(ok, vh, nan)]
 
 
-svd_p = Primitive("svd", _svd_impl, multiple_results=True)
+svd_p = Primitive("svd", _svd_impl, multiple_results=True, autocast="float32")
 
 
 def svd(a: Any, *, full_matrices: bool = True, compute_uv: bool = True) -> list:
@@ -554,7 +554,7 @@ def _pinv_impl(a: mx.array, rtol: mx.array) -> mx.array:
     return (mx.swapaxes(vh, -1, -2) * s_inv[..., None, :]) @ mx.swapaxes(u, -1, -2)
 
 
-pinv_p = Primitive("pinv", _pinv_impl)
+pinv_p = Primitive("pinv", _pinv_impl, autocast="float32")
 
 
 def pinv(a: Any, rtol: Any) -> Any:

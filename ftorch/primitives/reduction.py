@@ -110,7 +110,7 @@ def _reduce_impl(fn):
 # sum, mean: linear
 # ----------------------------------------------------------------------------
 
-sum_p = Primitive("sum", _reduce_impl(mx.sum))
+sum_p = Primitive("sum", _reduce_impl(mx.sum), autocast="float32")
 linear(sum_p, lambda ct, x, *, axes, keepdims: expand_reduced(ct, shape_of(x), axes, keepdims))
 reducer(sum_p)
 
@@ -125,7 +125,7 @@ def _mean_transpose(ct, x, *, axes, keepdims):
     return expand_reduced(lax.divide(ct, _count(shape, axes)), shape, axes, keepdims)
 
 
-mean_p = Primitive("mean", _reduce_impl(mx.mean))
+mean_p = Primitive("mean", _reduce_impl(mx.mean), autocast="float32")
 linear(mean_p, _mean_transpose)
 reducer(mean_p)
 
@@ -255,7 +255,7 @@ def _var_impl(fn):
     return lambda x, axes, keepdims, ddof: fn(x, axis=axes, keepdims=keepdims, ddof=ddof)
 
 
-var_p = Primitive("var", _var_impl(mx.var))
+var_p = Primitive("var", _var_impl(mx.var), autocast="float32")
 
 
 @var_p.def_jvp
@@ -286,7 +286,7 @@ def _safe_reciprocal(y):
     return lax.where(zero, 0.0, lax.reciprocal(lax.where(zero, 1.0, y)))
 
 
-std_p = Primitive("std", _var_impl(mx.std))
+std_p = Primitive("std", _var_impl(mx.std), autocast="float32")
 
 
 @std_p.def_jvp
@@ -359,7 +359,7 @@ def _batch_scan(prim: Primitive):
     return rule
 
 
-cumsum_p = Primitive("cumsum", _scan_impl(mx.cumsum))
+cumsum_p = Primitive("cumsum", _scan_impl(mx.cumsum), autocast="float32")
 linear(cumsum_p, lambda ct, x, *, axis, reverse, inclusive: cumsum(
     ct, axis, not reverse, inclusive))
 cumsum_p.def_batch(_batch_scan(cumsum_p))
@@ -376,7 +376,7 @@ def cumsum(x: Any, axis: int, reverse: bool = False, inclusive: bool = True) -> 
 # exclusive cumprod) is y[i-1]. The VJP runs the transposed recurrence the
 # other way. An exclusive cumprod is the inclusive one shifted by one place.
 
-cumprod_p = Primitive("cumprod", _scan_impl(mx.cumprod))
+cumprod_p = Primitive("cumprod", _scan_impl(mx.cumprod), autocast="float32")
 
 
 @cumprod_p.def_jvp
@@ -451,7 +451,7 @@ def _product_of_others(x: Any, axes: Axes) -> Any:
                         _product_of_others(x, rest))
 
 
-prod_p = Primitive("prod", _reduce_impl(mx.prod))
+prod_p = Primitive("prod", _reduce_impl(mx.prod), autocast="float32")
 _weighted_sum_rules(prod_p, _product_of_others)
 
 
@@ -480,7 +480,7 @@ def _softmax_weights(x, axes):
     return lax.where(neg_inf, 0.0, lax.where(pos_inf, math.nan, safe))
 
 
-logsumexp_p = Primitive("logsumexp", _reduce_impl(mx.logsumexp))
+logsumexp_p = Primitive("logsumexp", _reduce_impl(mx.logsumexp), autocast="float32")
 _weighted_sum_rules(logsumexp_p, _softmax_weights)
 
 
@@ -508,7 +508,7 @@ def _softmax_linear(v, y, axes):
     return lax.multiply(y, lax.subtract(v, sum(lax.multiply(v, y), axes, True)))
 
 
-softmax_p = Primitive("softmax", lambda x, axes: mx.softmax(x, axis=axes))
+softmax_p = Primitive("softmax", lambda x, axes: mx.softmax(x, axis=axes), autocast="float32")
 
 
 @softmax_p.def_jvp

@@ -78,7 +78,7 @@ def _impl(*ops, matvec, solve, transpose_solve, counts, symmetric):
     return evaluate(solve, [*own, *mv, *b])
 
 
-linear_solve_p = Primitive("linear_solve", _impl, multiple_results=True)
+linear_solve_p = Primitive("linear_solve", _impl, multiple_results=True, autocast="float32")
 linear_solve_p.def_abstract_eval(
     lambda *avals, matvec, solve, transpose_solve, counts, symmetric: solve.out_avals)
 

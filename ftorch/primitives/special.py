@@ -213,7 +213,7 @@ def _lgamma_impl(x: mx.array) -> mx.array:
     return mx.where(x == -math.inf, math.inf, out)
 
 
-lgamma_p = Primitive("lgamma", _lgamma_impl, elementwise=True)
+lgamma_p = Primitive("lgamma", _lgamma_impl, elementwise=True, autocast="float32")
 vectorized(lgamma_p)
 derivative(lgamma_p, lambda x, y: digamma(x))
 
@@ -264,7 +264,7 @@ def _digamma_impl(x: mx.array) -> mx.array:
     return mx.where((x <= 0) & (x == mx.floor(x)), math.nan, out)
 
 
-digamma_p = Primitive("digamma", _digamma_impl, elementwise=True)
+digamma_p = Primitive("digamma", _digamma_impl, elementwise=True, autocast="float32")
 vectorized(digamma_p)
 derivative(digamma_p, lambda x, y: polygamma(1, x))
 
@@ -335,7 +335,7 @@ def _polygamma_n(x: mx.array, *, n: int) -> mx.array:
     return mx.where(x == -math.inf, math.nan, out)
 
 
-polygamma_p = Primitive("polygamma", _polygamma_impl, elementwise=True)
+polygamma_p = Primitive("polygamma", _polygamma_impl, elementwise=True, autocast="float32")
 vectorized(polygamma_p)
 
 
@@ -410,7 +410,7 @@ def _i1e_impl(x: mx.array) -> mx.array:
     return mx.where(x < 0, -out, out)
 
 
-bessel_i0e_p = Primitive("bessel_i0e", _i0e_impl, elementwise=True)
+bessel_i0e_p = Primitive("bessel_i0e", _i0e_impl, elementwise=True, autocast="float32")
 vectorized(bessel_i0e_p)
 derivative(bessel_i0e_p, lambda x, y: lax.subtract(bessel_i1e(x), lax.multiply(lax.sign(x), y)))
 
@@ -434,7 +434,7 @@ def _i1e_derivative(x: Any, y: Any) -> Any:
     return lax.where(zero, 0.5, d)
 
 
-bessel_i1e_p = Primitive("bessel_i1e", _i1e_impl, elementwise=True)
+bessel_i1e_p = Primitive("bessel_i1e", _i1e_impl, elementwise=True, autocast="float32")
 vectorized(bessel_i1e_p)
 derivative(bessel_i1e_p, _i1e_derivative)
 
@@ -508,7 +508,7 @@ def _erfc_impl(x: mx.array) -> mx.array:
     return mx.where(x < 0, 2.0 - out, out)
 
 
-erfc_p = Primitive("erfc", _erfc_impl, elementwise=True)
+erfc_p = Primitive("erfc", _erfc_impl, elementwise=True, autocast="float32")
 vectorized(erfc_p)
 derivative(erfc_p, lambda x, y: lax.multiply(-2.0 / _SQRT_PI, lax.exp(lax.negative(lax.square(x)))))
 
@@ -533,7 +533,7 @@ def _erfcx_impl(x: mx.array) -> mx.array:
     return mx.where(x < 0, twice_exp_square - pos, pos)
 
 
-erfcx_p = Primitive("erfcx", _erfcx_impl, elementwise=True)
+erfcx_p = Primitive("erfcx", _erfcx_impl, elementwise=True, autocast="float32")
 vectorized(erfcx_p)
 derivative(erfcx_p, lambda x, y: lax.subtract(lax.multiply(lax.multiply(2.0, x), y),
                                               2.0 / _SQRT_PI))
@@ -574,7 +574,7 @@ def _log_ndtr_impl(x: mx.array) -> mx.array:
     return mx.where(x > lower, middle, _log_ndtr_lower(mx.minimum(x, lower)))
 
 
-log_ndtr_p = Primitive("log_ndtr", _log_ndtr_impl, elementwise=True)
+log_ndtr_p = Primitive("log_ndtr", _log_ndtr_impl, elementwise=True, autocast="float32")
 vectorized(log_ndtr_p)
 # d/dx log ndtr(x) = pdf(x) / ndtr(x), taken in logs (finite for very negative x).
 derivative(log_ndtr_p, lambda x, y: lax.exp(
@@ -629,7 +629,7 @@ def _ndtri_impl(p: mx.array) -> mx.array:
     return mx.where((p < 0) | (p > 1) | mx.isnan(p), math.nan, out)
 
 
-ndtri_p = Primitive("ndtri", _ndtri_impl, elementwise=True)
+ndtri_p = Primitive("ndtri", _ndtri_impl, elementwise=True, autocast="float32")
 vectorized(ndtri_p)
 derivative(ndtri_p, lambda p, y: lax.multiply(_SQRT_2PI, lax.exp(lax.multiply(0.5, lax.square(y)))))
 
@@ -1012,7 +1012,7 @@ def _binary_special(prim: Primitive, d_a: Callable | None, d_x: Callable) -> Non
     broadcasting(prim)
 
 
-igamma_p = Primitive("igamma", _igamma_impl, elementwise=True)
+igamma_p = Primitive("igamma", _igamma_impl, elementwise=True, autocast="float32")
 _binary_special(igamma_p, lambda a, x: igamma_grad_a(a, x), _igamma_dx)
 
 
@@ -1030,7 +1030,7 @@ def igamma(a: Any, x: Any) -> Any:
     return igamma_p.bind(a, x)
 
 
-igammac_p = Primitive("igammac", _igammac_impl, elementwise=True)
+igammac_p = Primitive("igammac", _igammac_impl, elementwise=True, autocast="float32")
 _binary_special(igammac_p, lambda a, x: lax.negative(igamma_grad_a(a, x)),
                 lambda a, x: lax.negative(_igamma_dx(a, x)))
 
@@ -1047,7 +1047,8 @@ def igammac(a: Any, x: Any) -> Any:
     return igammac_p.bind(a, x)
 
 
-igamma_grad_a_p = Primitive("igamma_grad_a", _igamma_grad_a_impl, elementwise=True)
+igamma_grad_a_p = Primitive("igamma_grad_a", _igamma_grad_a_impl, elementwise=True,
+                            autocast="float32")
 # d/dx dP/da = dP/dx (log x - digamma(a)); in a it is not implemented (as JAX).
 _binary_special(igamma_grad_a_p, None, lambda a, x: lax.multiply(
     _igamma_dx(a, x), lax.subtract(lax.log(x), lax.digamma(a))))
@@ -1074,7 +1075,8 @@ def _random_gamma_grad_dx(a: Any, x: Any) -> Any:
         lax.subtract(lax.log(x), lax.digamma(a))))
 
 
-random_gamma_grad_p = Primitive("random_gamma_grad", _random_gamma_grad_impl, elementwise=True)
+random_gamma_grad_p = Primitive("random_gamma_grad", _random_gamma_grad_impl, elementwise=True,
+                                autocast="float32")
 _binary_special(random_gamma_grad_p, None, _random_gamma_grad_dx)
 
 
@@ -1164,7 +1166,7 @@ def _betainc_dx(a: Any, b: Any, x: Any) -> Any:
 _BETAINC_AB_ERROR = ("betainc: the derivative with respect to a and b is not implemented (as "
                      "in JAX); differentiate with respect to x only")
 
-betainc_p = Primitive("betainc", _betainc_impl, elementwise=True)
+betainc_p = Primitive("betainc", _betainc_impl, elementwise=True, autocast="float32")
 broadcasting(betainc_p)
 
 
@@ -1252,7 +1254,7 @@ def _exp1_impl(x: mx.array) -> mx.array:
     return mx.where(x > 0, out, mx.where(x == 0, math.inf, math.nan))
 
 
-exp1_p = Primitive("exp1", _exp1_impl, elementwise=True)
+exp1_p = Primitive("exp1", _exp1_impl, elementwise=True, autocast="float32")
 vectorized(exp1_p)
 derivative(exp1_p, lambda x, y: lax.negative(lax.divide(lax.exp(lax.negative(x)), x)))
 
@@ -1278,7 +1280,7 @@ def _expi_impl(x: mx.array) -> mx.array:
     return mx.where(x == 0, -math.inf, out)
 
 
-expi_p = Primitive("expi", _expi_impl, elementwise=True)
+expi_p = Primitive("expi", _expi_impl, elementwise=True, autocast="float32")
 vectorized(expi_p)
 derivative(expi_p, lambda x, y: lax.divide(lax.exp(x), x))
 
@@ -1364,7 +1366,7 @@ def _dawsn_impl(x: mx.array) -> mx.array:
     return mx.where(x < 0, -out, out)
 
 
-dawsn_p = Primitive("dawsn", _dawsn_impl, elementwise=True)
+dawsn_p = Primitive("dawsn", _dawsn_impl, elementwise=True, autocast="float32")
 vectorized(dawsn_p)
 derivative(dawsn_p, lambda x, y: lax.subtract(1.0, lax.multiply(lax.multiply(2.0, x), y)))
 
