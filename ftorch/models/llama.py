@@ -42,7 +42,14 @@ class LlamaArgs:
     """The configuration, with the fields (and defaults) of mlx-lm's
     ``ModelArgs`` for Llama. ``LlamaArgs.from_dict(config)`` reads a
     ``config.json``-style dict, ignoring fields this model does not use;
-    ``rope_scaling`` and sliding-window layers are not supported."""
+    ``rope_scaling`` and sliding-window layers are not supported.
+
+    >>> from ftorch.models.llama import LlamaArgs
+    >>> args = LlamaArgs(hidden_size=64, num_hidden_layers=2, intermediate_size=128,
+    ...                  num_attention_heads=4, vocab_size=128, num_key_value_heads=2)
+    >>> args.rope_theta, args.rms_norm_eps, args.tie_word_embeddings
+    (10000.0, 1e-05, True)
+    """
 
     hidden_size: int
     num_hidden_layers: int
@@ -149,6 +156,18 @@ class Llama(Layer):
     Params (mlx-lm's names): ``model.embed_tokens``, ``model.layers.<i>.
     {self_attn.{q,k,v,o}_proj, mlp.{gate,up,down}_proj, input_layernorm,
     post_attention_layernorm}``, ``model.norm`` and, untied, ``lm_head``.
+
+    >>> import ftorch.nn as nn, ftorch.random as random, mlx.core as mx
+    >>> from ftorch.models.llama import Llama, LlamaArgs
+    >>> model = Llama(LlamaArgs(32, 1, 64, 4, 50, num_key_value_heads=2,
+    ...                         tie_word_embeddings=False))
+    >>> params, _ = model.init(random.key(0), mx.zeros((1, 3), mx.int32))
+    >>> names = nn.utils.flatten_names(params)
+    >>> names["model.layers.0.self_attn.k_proj.weight"].shape, names["lm_head.weight"].shape
+    ((16, 32), (50, 32))
+    >>> logits, cache = model(params, mx.array([[1, 2, 3]]), cache=model.cache(1, 8))
+    >>> logits.shape, cache[0].offset.item()
+    ((1, 3, 50), 3)
     """
 
     args: LlamaArgs
@@ -194,7 +213,13 @@ class Llama(Layer):
         return (logits if cache is None else (logits, cache)), run.state
 
     def cache(self, batch: int, max_len: int, dtype: Any = mx.float32) -> list[nn.KVCache]:
-        """An empty cache per layer, with room for ``max_len`` positions."""
+        """An empty cache per layer, with room for ``max_len`` positions.
+
+        >>> from ftorch.models.llama import Llama, LlamaArgs
+        >>> model = Llama(LlamaArgs(32, 2, 64, 4, 50, num_key_value_heads=2))
+        >>> [c.keys.shape for c in model.cache(batch=1, max_len=16)]
+        [(1, 2, 16, 8), (1, 2, 16, 8)]
+        """
         a = self.args
         head_dim = a.head_dim or a.hidden_size // a.num_attention_heads
         return [nn.KVCache.empty(batch, a.num_key_value_heads or a.num_attention_heads, max_len,

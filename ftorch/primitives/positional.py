@@ -83,6 +83,13 @@ def rope(x: Any, offset: Any, freqs: Any = None, *, dims: int, traditional: bool
          base: float | None, scale: float) -> Any:
     """``x`` (``(batch, *, T, D)``) with its first ``dims`` features rotated by
     position, as ``mx.fast.rope``; ``ftorch.nn.functional.rope`` checks the
-    arguments and calls this."""
+    arguments and calls this.
+
+    >>> import ftorch.primitives as prims, mlx.core as mx
+    >>> y = prims.rope(mx.ones((1, 3, 2)), mx.array(0), dims=2, traditional=True,
+    ...                base=10000.0, scale=1.0)
+    >>> [round(v, 4) for v in y[0, 2].tolist()]
+    [-1.3254, 0.4932]
+    """
     operands = (x, offset) if freqs is None else (x, offset, freqs)
     return rope_p.bind(*operands, dims=dims, traditional=traditional, base=base, scale=scale)

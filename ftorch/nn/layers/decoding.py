@@ -106,7 +106,13 @@ class KVCache(NamedTuple):
     """Keys and values of the positions seen so far, for decoding: ``keys``
     and ``values`` of shape ``(batch, num_kv_heads, max_len, head_dim)``
     (filled up to ``offset``) and ``offset``, the number of positions
-    written, as an int32 array. A pytree: it passes through ``jit``."""
+    written, as an int32 array. A pytree: it passes through ``jit``.
+
+    >>> import ftorch as ft, ftorch.nn as nn
+    >>> cache = nn.KVCache.empty(batch=1, num_kv_heads=2, max_len=8, head_dim=4)
+    >>> [leaf.shape for leaf in ft.tree.leaves(cache)]
+    [(1, 2, 8, 4), (1, 2, 8, 4), ()]
+    """
 
     keys: Array
     values: Array
@@ -130,7 +136,14 @@ class KVCache(NamedTuple):
         """The cache with ``keys`` and ``values`` (``(batch, num_kv_heads, T,
         head_dim)``) written at ``offset``, and ``offset`` moved by ``T``.
         Writing past ``max_len`` is an error when the offset is known (eager);
-        under ``jit`` it cannot be checked, and MLX clamps the write."""
+        under ``jit`` it cannot be checked, and MLX clamps the write.
+
+        >>> import ftorch.nn as nn, mlx.core as mx
+        >>> cache = nn.KVCache.empty(1, 1, 4, 2).update(mx.ones((1, 1, 3, 2)),
+        ...                                            mx.ones((1, 1, 3, 2)))
+        >>> cache.offset.item(), cache.keys[0, 0, :, 0].tolist()
+        (3, [1.0, 1.0, 1.0, 0.0])
+        """
         length, max_len, offset = keys.shape[-2], self.keys.shape[-2], self.offset
         # A concrete offset (eager) is checked; a traced one (under jit) cannot be.
         if isinstance(offset, mx.array) and int(offset.item()) + length > max_len:
