@@ -83,6 +83,12 @@ from ftorch.nn.functional.normalization import (
     layer_norm,
     rms_norm,
 )
+from ftorch.nn.functional.quantization import (
+    fake_quantize,
+    fake_quantize_lsq,
+    quantization_params,
+    quantization_range,
+)
 from ftorch.numpy import logsumexp, tanh
 
 __all__ = [
@@ -93,6 +99,7 @@ __all__ = [
     "hard_silu", "swish", "soft_sign", "identity", "log1mexp", "logmeanexp", "sparse_plus",
     "sparse_sigmoid", "squareplus", "standardize", "swiglu",
     "one_hot", "dropout", "rope",
+    "fake_quantize", "fake_quantize_lsq", "quantization_params", "quantization_range",
     "layer_norm", "rms_norm", "group_norm", "instance_norm", "batch_norm", "batch_stats",
     "scaled_dot_product_attention", "dot_product_attention",
     # Convolution and pooling (primitives with their rules: ftorch/primitives/conv.py).

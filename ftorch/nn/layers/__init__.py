@@ -18,6 +18,7 @@ from ftorch.nn.layers import (
     low_rank,
     normalization,
     pooling,
+    quantization_aware,
     quantized,
     recurrent,
     transformer,
@@ -33,6 +34,7 @@ from ftorch.nn.layers.linear import *  # noqa: F403
 from ftorch.nn.layers.low_rank import *  # noqa: F403
 from ftorch.nn.layers.normalization import *  # noqa: F403
 from ftorch.nn.layers.pooling import *  # noqa: F403
+from ftorch.nn.layers.quantization_aware import *  # noqa: F403
 from ftorch.nn.layers.quantized import *  # noqa: F403
 from ftorch.nn.layers.recurrent import *  # noqa: F403
 from ftorch.nn.layers.transformer import *  # noqa: F403
@@ -41,6 +43,7 @@ __all__ = [
     *activations.__all__, *attention.__all__, *containers.__all__, *conv.__all__,
     *decoding.__all__,
     *dropout.__all__, *embedding.__all__, *linear.__all__, *low_rank.__all__,
-    *normalization.__all__, *pooling.__all__, *quantized.__all__, *recurrent.__all__,
+    *normalization.__all__, *pooling.__all__, *quantization_aware.__all__, *quantized.__all__,
+    *recurrent.__all__,
     *transformer.__all__,
 ]
