@@ -198,6 +198,9 @@ def test_bad_attention_and_cache_arguments_name_them():
     params, _ = attn.init(random.key(0), _x(1, 2, 64))
     with pytest.raises(ValueError, match="do not fit in max_len=4"):
         attn(params, _x(1, 5, 64), cache=nn.KVCache.empty(1, 2, 4, 16))
+    with pytest.raises(ValueError, match="5 new positions do not fit in max_len=4"):
+        ft.jit(lambda x, c: attn(params, x, cache=c))(_x(1, 5, 64),
+                                                      nn.KVCache.empty(1, 2, 4, 16))
     with pytest.raises(ValueError, match="num_kv_heads=2"):
         attn(params, _x(1, 5, 64), cache=nn.KVCache.empty(1, 4, 8, 16))
     with pytest.raises(TypeError, match="cache must be an nn.KVCache"):

@@ -145,6 +145,11 @@ class KVCache(NamedTuple):
         (3, [1.0, 1.0, 1.0, 0.0])
         """
         length, max_len, offset = keys.shape[-2], self.keys.shape[-2], self.offset
+        # Shapes are static, so more new positions than the cache holds is an
+        # error even under jit (where it would otherwise be dynamic_update_slice's).
+        if length > max_len:
+            raise ValueError(f"KVCache: {length} new positions do not fit in max_len="
+                             f"{max_len}; make the cache longer")
         # A concrete offset (eager) is checked; a traced one (under jit) cannot be.
         if isinstance(offset, mx.array) and int(offset.item()) + length > max_len:
             raise ValueError(f"KVCache: {length} new positions at offset {offset.item()} do "
