@@ -10,6 +10,7 @@ import mlx.nn as mnn
 import numpy as np
 import pytest
 from mlx.utils import tree_flatten
+from mlx_lm.generate import generate_step
 from mlx_lm.models import llama as mlx_llama
 from mlx_lm.models.activations import swiglu as mlx_swiglu
 from mlx_lm.models.cache import KVCache as MlxKVCache
@@ -280,3 +281,23 @@ def test_sampling_is_deterministic_per_key():
     assert one.tolist() == generate(model, params, prompt, 6, temperature=1.0,
                                     key=random.key(7)).tolist()
     assert one.dtype == mx.int32 and one.shape == (6,)
+
+
+def test_bfloat16_weights_decode_as_mlx_lm():
+    # Checkpoints are mostly bfloat16: the cache keeps the weights' dtype, as
+    # mlx-lm's does (a float32 cache gives other logits and, soon, other tokens).
+    mx.random.seed(4)
+    theirs = mlx_llama.Model(_args())
+    theirs.set_dtype(mx.bfloat16)
+    theirs.update(nn.utils.unflatten_names({  # larger projections: varied greedy tokens
+        k: 3 * v for k, v in tree_flatten(theirs.parameters()) if "proj" in k}))
+    model, params = Llama(LlamaArgs.from_dict(CONFIG)), _params_of(theirs)
+    cache, their_cache = model.cache(2, 8, mx.bfloat16), make_prompt_cache(theirs)
+    for chunk in (TOKENS[:, :5], TOKENS[:, 5:6]):
+        logits, cache = model(params, chunk, cache=cache)
+        expected = theirs(chunk, cache=their_cache)
+        assert logits.dtype == expected.dtype == mx.bfloat16
+        _close(logits.astype(mx.float32), expected.astype(mx.float32), rtol=1e-2, atol=1e-2)
+    prompt = mx.array([5, 9, 100, 3])
+    expected_tokens = [int(t) for t, _ in generate_step(prompt, theirs, max_tokens=12)]
+    assert generate(model, params, prompt, 12).tolist() == expected_tokens

@@ -214,6 +214,9 @@ class Llama(Layer):
 
     def cache(self, batch: int, max_len: int, dtype: Any = mx.float32) -> list[nn.KVCache]:
         """An empty cache per layer, with room for ``max_len`` positions.
+        Give it the weights' dtype (``bfloat16`` for most checkpoints, as
+        mlx-lm's caches keep it): a float32 cache computes the attention in
+        float32, which differs from mlx-lm's bfloat16 results.
 
         >>> from ftorch.models.llama import Llama, LlamaArgs
         >>> model = Llama(LlamaArgs(32, 2, 64, 4, 50, num_key_value_heads=2))
@@ -246,15 +249,22 @@ def _decode_step(model: Llama, temperature: float):
     return ft.jit(step)
 
 
+def _compute_dtype(params: Params) -> Any:
+    """The dtype the model computes in: its embedding's (a quantized one's scales')."""
+    embedding = params["model"]["embed_tokens"]
+    return embedding.get("scales", embedding["weight"]).dtype
+
+
 def generate(model: Llama, params: Params, prompt: Any, max_tokens: int, *,
              temperature: float = 0.0, key: Key | None = None,
              max_len: int | None = None) -> mx.array:
     """``max_tokens`` tokens following ``prompt`` (a 1-d integer array):
     greedy at ``temperature=0``, else sampled from ``softmax(logits /
     temperature)`` with ``key``. The prompt fills a KV cache of ``max_len``
-    positions (default: prompt plus ``max_tokens``) in one call, then each
-    token is one call of a step that ``ft.jit`` compiled once (per call of
-    ``generate``: the prompt's shape and the step's).
+    positions (default: prompt plus ``max_tokens``; in the weights' dtype, as
+    mlx-lm's) in one call, then each token is one call of a step that
+    ``ft.jit`` compiled once (per call of ``generate``: the prompt's shape
+    and the step's).
 
     >>> import ftorch.random as random, mlx.core as mx
     >>> from ftorch.models.llama import Llama, LlamaArgs, generate
@@ -280,7 +290,7 @@ def generate(model: Llama, params: Params, prompt: Any, max_tokens: int, *,
                          f"({prompt.size}) and {max_tokens} tokens")
     step = _decode_step(model, float(temperature))
     keys = random.split(key if key is not None else random.key(0), max_tokens)
-    cache = model.cache(1, max_len)
+    cache = model.cache(1, max_len, _compute_dtype(params))
     token, cache = step(params, prompt[None].astype(mx.int32), cache, keys[0])
     out = [token]
     for i in range(1, max_tokens):
