@@ -77,13 +77,16 @@ def loss_fn(model, params, state, batch, key):
 
 
 def make_steps(model: nn.Sequential, opt: optim.GradientTransformation,
-               distributed: bool = False):
+               distributed: bool = False, precision: str = "float32"):
+    # Mixed precision: the products in bfloat16, the parameters float32 masters.
+    compute_loss = loss_fn if precision == "float32" else ft.amp.autocast(loss_fn, precision)
+
     @ft.jit
     def train_step(params, state, opt_state, batch, key):
         if distributed:  # this process's share of the global batch
             batch = dist.shard_batch(batch)
         (loss, (state, logits)), grads = ft.value_and_grad(
-            lambda p: loss_fn(model, p, state, batch, key), has_aux=True)(params)
+            lambda p: compute_loss(model, p, state, batch, key), has_aux=True)(params)
         if distributed:
             # Averaged gradients (a few bucketed all-reduces) give every
             # process the same update; batch-norm statistics are averaged
@@ -126,7 +129,7 @@ def train(args: argparse.Namespace) -> str:
                              drop_last=args.distributed)
     opt = make_optimizer(args.lr, args.weight_decay, args.epochs * len(loader))
     opt_state = opt.init(params)
-    train_step, predict = make_steps(model, opt, args.distributed)
+    train_step, predict = make_steps(model, opt, args.distributed, args.precision)
     rank = dist.rank() if args.distributed else 0
     log = print if rank == 0 else lambda *a, **k: None
 
@@ -213,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-accuracy", type=float, default=0.97,
                         help="exit with status 1 below this reloaded test accuracy")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
+                        help="train under ft.amp.autocast in bfloat16 (evaluation in float32)")
     parser.add_argument("--distributed", action="store_true",
                         help="data-parallel over the processes of mlx.launch: each takes "
                              "batch-size / processes examples of every batch")

@@ -67,6 +67,7 @@ def _all() -> dict[str, Workload]:
         hvp,
         jit_overhead,
         long_loops,
+        mixed_precision,
         mlp_eager_small,
         mlp_train,
         mlx_untouched,
@@ -83,7 +84,8 @@ def _all() -> dict[str, Workload]:
 
     mods = (chain, mlp_train, per_example, hvp, transformer, rnn, rnn_scan, sampling,
             deep_mlp, deep_mlp_remat, optim_update, nn_train, mlp_eager_small, gp,
-            checkpoint_io, jit_overhead, mlx_untouched, long_loops, quantized, qlora)
+            checkpoint_io, jit_overhead, mlx_untouched, long_loops, quantized, qlora,
+            mixed_precision)
     # A module defines WORKLOAD, or WORKLOADS for a family of rows.
     found = [w for m in mods for w in getattr(m, "WORKLOADS", None) or (m.WORKLOAD,)]
     return {w.name: w for w in found}
