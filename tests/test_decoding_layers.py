@@ -69,6 +69,17 @@ def test_rope_layer_matches_mlx_nn_rope(options, offset):
     assert ours.init(random.key(0), x) == ({}, {})
 
 
+def test_rope_layer_with_frequencies_matches_mx_fast_rope():
+    x, freqs = _x(2, 3, 6, 8), [1.0, 3.0, 50.0, 900.0]
+    theirs = mx.fast.rope(x, 8, traditional=False, base=None, scale=1.0, offset=2,
+                          freqs=mx.array(freqs))
+    layer = nn.RoPE(8, freqs=mx.array(freqs))
+    assert layer.freqs == tuple(freqs) and hash(layer) == hash(nn.RoPE(8, freqs=freqs))
+    _close(layer({}, x, offset=2), theirs)
+    with pytest.raises(ValueError, match="freqs must have dims // 2 = 4 entries"):
+        nn.RoPE(8, freqs=freqs[:3])
+
+
 def test_rope_gradients_match_mlx():
     x, w = _x(2, 2, 5, 8), _x(2, 2, 5, 8)
     offset = mx.array(3, mx.int32)
@@ -230,6 +241,38 @@ def test_llama_configurations_match_mlx_lm(overrides):
     for chunk in (TOKENS[:, :6], TOKENS[:, 6:7], TOKENS[:, 7:]):
         logits, cache = model(params, chunk, cache=cache)
         _close(logits, theirs(chunk, cache=their_cache), rtol=1e-4)
+
+
+ROPE_SCALINGS = [
+    {"type": "linear", "factor": 2.0},
+    {"rope_type": "default"},
+    # Llama 3.1's; with this head_dim every frequency is stretched or kept.
+    {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+     "original_max_position_embeddings": 8192},
+    # A short original context, so that some frequencies are interpolated.
+    {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 64},
+]
+
+
+@pytest.mark.parametrize("scaling", ROPE_SCALINGS, ids=str)
+def test_llama_rope_scalings_match_mlx_lm(scaling):
+    config = {**CONFIG, "rope_theta": 500000.0, "rope_scaling": scaling}
+    mx.random.seed(5)
+    theirs = mlx_llama.Model(mlx_llama.ModelArgs.from_dict(config))
+    model, params = Llama(LlamaArgs.from_dict(config)), _params_of(theirs)
+    assert hash(model) == hash(Llama(LlamaArgs.from_dict(config)))
+    _close(model(params, TOKENS), theirs(TOKENS), rtol=1e-4)
+    cache, their_cache = model.cache(2, 8), make_prompt_cache(theirs)
+    for chunk in (TOKENS[:, :6], TOKENS[:, 6:7]):
+        logits, cache = ft.jit(lambda p, t, c: model(p, t, cache=c))(params, chunk, cache)
+        _close(logits, theirs(chunk, cache=their_cache), rtol=1e-4)
+
+
+def test_unsupported_rope_scalings_are_named():
+    with pytest.raises(ValueError, match="rope_scaling of type 'longrope' is not supported"):
+        LlamaArgs.from_dict({**CONFIG, "rope_scaling": {"rope_type": "longrope"}})
+    with pytest.raises(ValueError, match="rope_scaling of type 'llama3' needs a 'factor'"):
+        LlamaArgs.from_dict({**CONFIG, "rope_scaling": {"rope_type": "llama3"}})
 
 
 def test_llama_vmapped_over_sequences_equals_the_batch():

@@ -163,8 +163,8 @@ def test_bad_llm_arguments():
         model(params, TOKENS, cache=model.cache(2, 4))
     with pytest.raises(ValueError, match="num_kv_heads=3 must divide num_heads=4"):
         Llama(LlamaArgs.from_dict({**CONFIG, "num_key_value_heads": 3}))
-    with pytest.raises(ValueError, match="rope_scaling"):
-        LlamaArgs.from_dict({**CONFIG, "rope_scaling": {"type": "linear", "factor": 2.0}})
+    with pytest.raises(ValueError, match="rope_scaling of type 'yarn' is not supported"):
+        LlamaArgs.from_dict({**CONFIG, "rope_scaling": {"type": "yarn", "factor": 2.0}})
     with pytest.raises(ValueError, match="tokens must be"):
         model(params, TOKENS[0])
     with pytest.raises(ValueError, match="'weight' has shape"):

@@ -22,7 +22,9 @@ and ``nn.quantize`` and ``nn.lora`` apply as to any model.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import mlx.core as mx
@@ -34,15 +36,17 @@ from ftorch import nn
 from ftorch.nn import Key, Layer, Params, State
 from ftorch.nn._layer import layer_error, sublayer, sublayers
 
-__all__ = ["LlamaArgs", "Llama", "generate"]
+__all__ = ["LlamaArgs", "Llama", "generate", "rope_options"]
 
 
 @dataclasses.dataclass(frozen=True)
 class LlamaArgs:
     """The configuration, with the fields (and defaults) of mlx-lm's
     ``ModelArgs`` for Llama. ``LlamaArgs.from_dict(config)`` reads a
-    ``config.json``-style dict, ignoring fields this model does not use;
-    ``rope_scaling`` and sliding-window layers are not supported.
+    ``config.json``-style dict, ignoring fields this model does not use.
+    ``rope_scaling`` may be ``None`` or of type ``"default"``, ``"linear"``
+    or ``"llama3"`` (Llama 3.1 and later); other scalings and
+    sliding-window layers are not supported.
 
     >>> from ftorch.models.llama import LlamaArgs
     >>> args = LlamaArgs(hidden_size=64, num_hidden_layers=2, intermediate_size=128,
@@ -63,7 +67,19 @@ class LlamaArgs:
     mlp_bias: bool = False
     rope_theta: float = 10000.0
     rope_traditional: bool = False
+    rope_scaling: Mapping[str, Any] | None = dataclasses.field(default=None, hash=False)
     tie_word_embeddings: bool = True
+
+    def __post_init__(self) -> None:
+        if self.rope_scaling is not None:
+            # A read-only copy: the config is frozen (and hashed without it).
+            object.__setattr__(self, "rope_scaling", MappingProxyType(dict(self.rope_scaling)))
+            kind = _rope_type(self.rope_scaling)
+            if kind not in ("default", "linear", "llama3"):
+                raise ValueError(f"LlamaArgs: rope_scaling of type {kind!r} is not supported "
+                                 f"(only 'default', 'linear' and 'llama3' are)")
+            if kind != "default" and "factor" not in self.rope_scaling:
+                raise ValueError(f"LlamaArgs: rope_scaling of type {kind!r} needs a 'factor'")
 
     @classmethod
     def from_dict(cls, config: Mapping[str, Any]) -> LlamaArgs:
@@ -75,14 +91,51 @@ class LlamaArgs:
         ...     "vocab_size": 10, "rope_theta": 500000.0}).rope_theta
         500000.0
         """
-        for unsupported in ("rope_scaling", "sliding_window"):
-            if config.get(unsupported):
-                raise ValueError(f"LlamaArgs: {unsupported}={config[unsupported]!r} is not "
-                                 f"supported")
+        if config.get("sliding_window"):
+            raise ValueError(f"LlamaArgs: sliding_window={config['sliding_window']!r} is not "
+                             f"supported")
         if any(t != "full_attention" for t in config.get("layer_types") or ()):
             raise ValueError("LlamaArgs: only full-attention layers are supported")
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in config.items() if k in names})
+
+
+def _rope_type(scaling: Mapping[str, Any]) -> str:
+    # Older configs name it "type", newer ones "rope_type".
+    return scaling.get("type") or scaling.get("rope_type", "default")
+
+
+def rope_options(args: LlamaArgs) -> dict[str, Any]:
+    """The ``nn.GroupedQueryAttention`` RoPE options that ``args`` give, as
+    mlx-lm's ``initialize_rope``: ``rope_scale`` (``1 / factor`` for
+    ``"linear"`` scaling) and ``rope_freqs`` (for ``"llama3"``: the
+    frequencies stretched for long contexts, computed in float32 as mlx-lm
+    does).
+
+    >>> from ftorch.models.llama import LlamaArgs, rope_options
+    >>> args = LlamaArgs(64, 1, 128, 4, 100, rope_scaling={"type": "linear", "factor": 4.0})
+    >>> rope_options(args)
+    {'rope_scale': 0.25, 'rope_freqs': None}
+    """
+    scaling = args.rope_scaling or {}
+    kind = _rope_type(scaling) if scaling else "default"
+    if kind == "linear":
+        return {"rope_scale": 1 / scaling["factor"], "rope_freqs": None}
+    if kind != "llama3":
+        return {"rope_scale": 1.0, "rope_freqs": None}
+    head_dim = args.head_dim or args.hidden_size // args.num_attention_heads
+    factor = scaling["factor"]
+    low, high = scaling.get("low_freq_factor", 1.0), scaling.get("high_freq_factor", 4.0)
+    context = scaling.get("original_max_position_embeddings", 8192)
+    # Wavelengths longer than context / low are stretched by factor, shorter
+    # than context / high kept, and those between interpolated smoothly.
+    freqs = args.rope_theta ** (mx.arange(0, head_dim, 2) / head_dim)
+    wavelengths = 2 * math.pi * freqs
+    freqs = mx.where(wavelengths > context / low, freqs * factor, freqs)
+    medium = (wavelengths > context / high) & (wavelengths < context / low)
+    smooth = (context / wavelengths - low) / (high - low)
+    freqs = mx.where(medium, freqs / ((1 - smooth) / factor + smooth), freqs)
+    return {"rope_scale": 1.0, "rope_freqs": tuple(freqs.tolist())}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,7 +152,7 @@ class DecoderBlock(Layer):
         a = self.args
         sublayers(self, self_attn=nn.GroupedQueryAttention(
                       a.hidden_size, a.num_attention_heads, a.num_key_value_heads, a.head_dim,
-                      a.attention_bias, a.rope_theta, a.rope_traditional),
+                      a.attention_bias, a.rope_theta, a.rope_traditional, **rope_options(a)),
                   mlp=nn.SwiGLU(a.hidden_size, a.intermediate_size, a.mlp_bias),
                   input_layernorm=nn.RMSNorm(a.hidden_size, eps=a.rms_norm_eps),
                   post_attention_layernorm=nn.RMSNorm(a.hidden_size, eps=a.rms_norm_eps))

@@ -49,15 +49,30 @@ class RoPE(Layer):
     """Rotary position embeddings, as ``mlx.nn.RoPE``: ``layer(params, x,
     offset=0)`` is ``nn.functional.rope(x, dims, ...)``. No parameters.
 
+    ``freqs`` (``dims // 2`` numbers, kept as a tuple so that the layer stays
+    hashable) replace the frequencies ``base`` gives, as mlx-lm's scaled
+    RoPEs (Llama 3's) pass them to ``mx.fast.rope``.
+
     >>> import ftorch.nn as nn, mlx.core as mx
     >>> nn.RoPE(4)({}, mx.ones((1, 2, 4)), offset=1).shape
     (1, 2, 4)
+    >>> nn.RoPE(4, freqs=[1.0, 100.0]).freqs
+    (1.0, 100.0)
     """
 
     dims: int
     traditional: bool = False
     base: float = 10000.0
     scale: float = 1.0
+    freqs: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.freqs is not None:
+            freqs = tuple(float(f) for f in fnp.asarray(self.freqs).tolist())
+            if len(freqs) != self.dims // 2:
+                raise ValueError(f"RoPE: freqs must have dims // 2 = {self.dims // 2} entries, "
+                                 f"got {len(freqs)}")
+            object.__setattr__(self, "freqs", freqs)
 
     def init(self, key: Key, x: InputSpec, **options: Any) -> tuple[Params, State]:
         """No parameters, no state."""
@@ -66,8 +81,11 @@ class RoPE(Layer):
     def apply(self, params: Params, state: State, x: Array, *, offset: Any = 0,
               key: Key | None = None, train: bool = False) -> tuple[Array, State]:
         """``(rope(x, offset=offset), state)``."""
-        return F.rope(x, self.dims, traditional=self.traditional, base=self.base,
-                      scale=self.scale, offset=offset), state
+        if self.freqs is None:
+            return F.rope(x, self.dims, traditional=self.traditional, base=self.base,
+                          scale=self.scale, offset=offset), state
+        return F.rope(x, self.dims, traditional=self.traditional, base=None, scale=self.scale,
+                      offset=offset, freqs=mx.array(self.freqs, mx.float32)), state
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,7 +196,8 @@ class GroupedQueryAttention(Layer):
             Default: ``num_heads``.
         head_dim (int, optional): Default: ``dims // num_heads``.
         bias (bool, optional): Biases on the projections. Default: ``False``.
-        rope_base, rope_traditional, rope_scale: the ``RoPE``'s.
+        rope_base, rope_traditional, rope_scale, rope_freqs: the ``RoPE``'s
+            ``base``, ``traditional``, ``scale`` and ``freqs``.
 
     >>> import ftorch.nn as nn, ftorch.random as random, mlx.core as mx
     >>> attn = nn.GroupedQueryAttention(16, num_heads=4, num_kv_heads=1)
@@ -195,6 +214,7 @@ class GroupedQueryAttention(Layer):
     rope_base: float = 10000.0
     rope_traditional: bool = False
     rope_scale: float = 1.0
+    rope_freqs: tuple[float, ...] | None = None
     q_proj: Linear = sublayer()
     k_proj: Linear = sublayer()
     v_proj: Linear = sublayer()
@@ -216,7 +236,8 @@ class GroupedQueryAttention(Layer):
                   k_proj=Linear(self.dims, kv * head_dim, self.bias),
                   v_proj=Linear(self.dims, kv * head_dim, self.bias),
                   o_proj=Linear(self.num_heads * head_dim, self.dims, self.bias),
-                  rope=RoPE(head_dim, self.rope_traditional, self.rope_base, self.rope_scale))
+                  rope=RoPE(head_dim, self.rope_traditional, self.rope_base, self.rope_scale,
+                            self.rope_freqs))
 
     def apply(self, params: Params, state: State, x: Array, *, cache: KVCache | None = None,
               key: Key | None = None, train: bool = False) -> tuple[Any, State]:
