@@ -191,7 +191,7 @@ def run_one(w, mode, data, fws, warmup, rounds, budget) -> dict:
     row["target"] = target
     mark = "" if ratio is None or target is None else (" ok" if ratio <= target else " MISS")
     print(f"{w.name:<19}{mode:<6}" + "".join(f"{_fmt_time(m.get(n)):>10}" for n in frameworks.NAMES)
-          + f"{_fmt_ratio(ratio):>9}{'<=' + str(target) + mark:>8}"
+          + f"{_fmt_ratio(ratio):>9}{'-' if target is None else '<=' + str(target) + mark:>8}"
           + f"{_fmt_ratio(row['ratio_jax']):>8}{_fmt_ratio(row['ratio_torch']):>9}", flush=True)
     if w.memory:
         peaks = {n: fws[n].peak_memory(steps[n]) for n in timings}
