@@ -49,6 +49,15 @@ def _close(a, b, rtol=1e-4, atol=1e-5):
     np.testing.assert_allclose(np.array(a), np.array(b), rtol=rtol, atol=atol)
 
 
+def _masked_lm_loss(logits, lengths):
+    """mlx-lm's ``default_loss`` (next-token cross-entropy over the positions
+    ``lengths`` marks), on ``logits`` of ``TOKENS[:, :-1]``."""
+    steps = fnp.arange(1, TOKENS.shape[1])
+    mask = (steps >= lengths[:, :1]) & (steps <= lengths[:, 1:])
+    ce = nn.losses.cross_entropy(logits, TOKENS[:, 1:]) * mask
+    return fnp.sum(ce) / fnp.sum(mask)
+
+
 TOKENS = mx.array([[3, 17, 99, 5, 42, 7, 1, 64], [0, 127, 12, 12, 8, 30, 2, 77]])
 
 
@@ -91,11 +100,7 @@ def test_gradients_match_mlx_lm():
     (mlx_loss, _), mlx_grads = mnn.value_and_grad(theirs, default_loss)(theirs, TOKENS, lengths)
 
     def loss(params):
-        logits = model(params, TOKENS[:, :-1])
-        steps = fnp.arange(1, TOKENS.shape[1])
-        mask = (steps >= lengths[:, :1]) & (steps <= lengths[:, 1:])
-        ce = nn.losses.cross_entropy(logits, TOKENS[:, 1:]) * mask
-        return fnp.sum(ce) / fnp.sum(mask)
+        return _masked_lm_loss(model(params, TOKENS[:, :-1]), lengths)
 
     value, grads = ft.jit(ft.value_and_grad(loss))(params)
     _close(value, mlx_loss)
@@ -141,11 +146,8 @@ def test_qlora_step_matches_mlx_lm():
     adapters, base = nn.utils.partition(lparams, nn.is_lora_param)
 
     def loss(adapters):
-        logits = lmodel(nn.utils.combine(adapters, base), TOKENS[:, :-1])
-        steps = fnp.arange(1, TOKENS.shape[1])
-        mask = (steps >= lengths[:, :1]) & (steps <= lengths[:, 1:])
-        ce = nn.losses.cross_entropy(logits, TOKENS[:, 1:]) * mask
-        return fnp.sum(ce) / fnp.sum(mask)
+        return _masked_lm_loss(lmodel(nn.utils.combine(adapters, base), TOKENS[:, :-1]),
+                               lengths)
 
     value, grads = ft.jit(ft.value_and_grad(loss))(adapters)
     _close(value, mlx_loss)

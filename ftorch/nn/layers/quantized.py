@@ -54,6 +54,19 @@ def _settings(owner: str, group_size: int | None, bits: int | None, mode: str) -
     return (*quantization_params(group_size, bits, mode, owner), mode)
 
 
+def _resolve_settings(layer: Layer, length_name: str) -> None:
+    """Set ``layer``'s ``group_size`` and ``bits`` (the mode's defaults for
+    ``None``), after checking them and that the group size divides the
+    quantized axis (the field ``length_name``)."""
+    owner = type(layer).__name__
+    group_size, bits, _ = _settings(owner, layer.group_size, layer.bits, layer.mode)
+    object.__setattr__(layer, "group_size", group_size)
+    object.__setattr__(layer, "bits", bits)
+    length = getattr(layer, length_name)
+    if length % group_size:
+        raise ValueError(f"{owner}: group_size={group_size} must divide {length_name}={length}")
+
+
 def _packed_params(layer: Layer, params: Params, rows: int, cols: int) -> tuple:
     """The quantized matrix's parts in ``params``, checked against ``layer``."""
     packed = checked_param(layer, params, "weight", (rows, cols * layer.bits // 32))
@@ -103,13 +116,7 @@ class QuantizedLinear(Layer):
     def __post_init__(self) -> None:
         check_positive("QuantizedLinear", input_dims=self.input_dims,
                        output_dims=self.output_dims)
-        group_size, bits, mode = _settings("QuantizedLinear", self.group_size, self.bits,
-                                           self.mode)
-        object.__setattr__(self, "group_size", group_size)
-        object.__setattr__(self, "bits", bits)
-        if self.input_dims % group_size:
-            raise ValueError(f"QuantizedLinear: group_size={group_size} must divide "
-                             f"input_dims={self.input_dims}")
+        _resolve_settings(self, "input_dims")
 
     def init(self, key: Key, x: InputSpec) -> tuple[Params, State]:
         r"""The quantized :math:`\mathcal{U}(-k, k)` weight and a zero bias; no state."""
@@ -172,13 +179,7 @@ class QuantizedEmbedding(Layer):
 
     def __post_init__(self) -> None:
         check_positive("QuantizedEmbedding", num_embeddings=self.num_embeddings, dims=self.dims)
-        group_size, bits, mode = _settings("QuantizedEmbedding", self.group_size, self.bits,
-                                           self.mode)
-        object.__setattr__(self, "group_size", group_size)
-        object.__setattr__(self, "bits", bits)
-        if self.dims % group_size:
-            raise ValueError(f"QuantizedEmbedding: group_size={group_size} must divide "
-                             f"dims={self.dims}")
+        _resolve_settings(self, "dims")
 
     def init(self, key: Key, x: InputSpec) -> tuple[Params, State]:
         r"""The quantized :math:`\mathcal{N}(0, 1/\text{dims})` table; no state."""
