@@ -40,6 +40,7 @@ from ftorch.core import (
 )
 from ftorch.graph import evaluate
 from ftorch.primitives._rules import move_bdim
+from ftorch.transforms.autocast import as_written
 from ftorch.transforms.staging import ConcretizationError, stage, stage_function
 from ftorch.transforms.vjp import vjp_flat
 from ftorch.transforms.vmap import batch_flat
@@ -303,7 +304,10 @@ class custom_jvp(_CustomFunction):
             outs, avals = self._check_primal_out(sig, got[0], where, "primal_out")
             return outs, _check_tangents(got[1], avals, sig.out_tree, where)
 
-        outs = custom_jvp_call_p.bind(*sig.leaves, fun=flat_fun, jvp=flat_jvp)
+        # (The function and its rule run as written under ft.amp.autocast: the
+        # rule's output must have the function's dtypes.)
+        outs = custom_jvp_call_p.bind(*sig.leaves, fun=as_written(flat_fun),
+                                      jvp=as_written(flat_jvp))
         return tree.unflatten(sig.out_tree, outs)
 
 
@@ -445,7 +449,8 @@ class custom_vjp(_CustomFunction):
                       tree.unflatten(sig.out_tree, list(cts)))
             return _check_cotangents(got, sig, bwd_where)
 
-        outs = custom_vjp_call_p.bind(*sig.leaves, fun=flat_fun, fwd=flat_fwd, bwd=flat_bwd)
+        outs = custom_vjp_call_p.bind(*sig.leaves, fun=as_written(flat_fun),
+                                      fwd=as_written(flat_fwd), bwd=as_written(flat_bwd))
         return tree.unflatten(sig.out_tree, outs)
 
 

@@ -48,6 +48,7 @@ from ftorch.core import (
 from ftorch.primitives._rules import move_bdim
 from ftorch.primitives.loops import map as lax_map
 from ftorch.primitives.shape import static_slice
+from ftorch.transforms.autocast import as_written
 from ftorch.transforms.jvp import jvp_flat
 from ftorch.transforms.staging import ConcretizationError, stage
 from ftorch.transforms.vjp import vjp_flat
@@ -401,8 +402,10 @@ class custom_vmap:
             out_tree[:] = [treedef]
             return out_leaves, [bool(b) for b in flags]
 
-        outs = custom_vmap_call_p.bind(*leaves, fun=_named(call_fun, fname),
-                                       rule=_named(flat_rule, rname))
+        # (Both run as written under ft.amp.autocast: the rule's output must
+        # have the function's dtypes.)
+        outs = custom_vmap_call_p.bind(*leaves, fun=_named(as_written(call_fun), fname),
+                                       rule=_named(as_written(flat_rule), rname))
         return tree.unflatten(out_tree[0], outs)
 
     def _check_like_fun(self, in_tree: Any, example: list, treedef: Any, per_example: list,

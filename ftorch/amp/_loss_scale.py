@@ -40,22 +40,45 @@ def _scale_tree(t: Any, factor: Any) -> Any:
 
 @tree.dataclass(frozen=True)
 class NoOpLossScale:
-    """No scaling: ``scale`` and ``unscale`` return their input (``loss_scale`` is 1)."""
+    """No scaling: ``scale`` and ``unscale`` return their input (``loss_scale``
+    is 1), for code written for a loss scale that trains in bfloat16 or float32.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> ft.amp.NoOpLossScale().scale(mx.array(3.0)).item()
+    3.0
+    """
 
     @property
     def loss_scale(self) -> int:
+        """1."""
         return 1
 
     def scale(self, t: Any) -> Any:
-        """``t`` as it is."""
+        """``t`` as it is.
+
+        >>> import ftorch as ft
+        >>> ft.amp.NoOpLossScale().scale({"loss": 2.0})
+        {'loss': 2.0}
+        """
         return t
 
     def unscale(self, t: Any) -> Any:
-        """``t`` as it is."""
+        """``t`` as it is.
+
+        >>> import ftorch as ft
+        >>> ft.amp.NoOpLossScale().unscale([0.5])
+        [0.5]
+        """
         return t
 
     def adjust(self, grads_finite: Any) -> NoOpLossScale:
-        """This scale."""
+        """This scale.
+
+        >>> import ftorch as ft, mlx.core as mx
+        >>> scale = ft.amp.NoOpLossScale()
+        >>> scale.adjust(mx.array(False)) is scale
+        True
+        """
         return self
 
 
@@ -71,15 +94,30 @@ class StaticLossScale:
     loss_scale: Any
 
     def scale(self, t: Any) -> Any:
-        """``t``'s leaves times ``loss_scale``."""
+        """``t``'s leaves times ``loss_scale``.
+
+        >>> import ftorch as ft, mlx.core as mx
+        >>> ft.amp.StaticLossScale(mx.array(128.0)).scale(mx.array(0.5)).item()
+        64.0
+        """
         return _scale_tree(t, self.loss_scale)
 
     def unscale(self, t: Any) -> Any:
-        """``t``'s leaves divided by ``loss_scale``."""
+        """``t``'s leaves divided by ``loss_scale``.
+
+        >>> import ftorch as ft, mlx.core as mx
+        >>> ft.amp.StaticLossScale(mx.array(4.0)).unscale({"g": mx.array(2.0)})["g"].item()
+        0.5
+        """
         return _scale_tree(t, 1 / self.loss_scale)
 
     def adjust(self, grads_finite: Any) -> StaticLossScale:
-        """This scale."""
+        """This scale (a static scale never changes).
+
+        >>> import ftorch as ft, mlx.core as mx
+        >>> ft.amp.StaticLossScale(mx.array(4.0)).adjust(mx.array(False)).loss_scale.item()
+        4.0
+        """
         return self
 
 
@@ -90,11 +128,30 @@ class DynamicLossScale:
     whose gradients are not finite, as ``jmp.DynamicLossScale``. A pytree
     of ``loss_scale`` and ``counter`` (``period``, ``factor`` static).
 
-    Typical use, with ``optim.apply_if_finite`` skipping the bad steps::
+    A training step under float16 autocast, with ``optim.apply_if_finite``
+    skipping the steps whose gradients overflowed:
 
-        scaled_loss = lambda p: loss_scale.scale(loss(p))
-        grads = loss_scale.unscale(ft.grad(scaled_loss)(params))
-        loss_scale = loss_scale.adjust(ft.amp.all_finite(grads))
+    >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
+    >>> from ftorch import optim
+    >>> loss = ft.amp.autocast(lambda p, x: fnp.sum((x @ p["w"]) ** 2), mx.float16)
+    >>> opt = optim.apply_if_finite(optim.sgd(0.1), max_consecutive_errors=5)
+    >>> @ft.jit
+    ... def step(params, opt_state, loss_scale, x):
+    ...     scaled = ft.grad(lambda p: loss_scale.scale(loss(p, x)))(params)
+    ...     grads = loss_scale.unscale(scaled)
+    ...     updates, opt_state = opt.update(grads, opt_state, params)
+    ...     loss_scale = loss_scale.adjust(ft.amp.all_finite(grads))
+    ...     return optim.apply_updates(params, updates), opt_state, loss_scale
+    >>> params = {"w": mx.ones((2, 1))}
+    >>> state, scale = opt.init(params), ft.amp.DynamicLossScale(mx.array(2.0 ** 10))
+    >>> params, state, scale = step(params, state, scale, mx.array([[1.0, 2.0]]))
+    >>> w = lambda: [round(v, 4) for v in params["w"].reshape(-1).tolist()]
+    >>> params["w"].dtype, w(), scale.loss_scale.item()
+    (mlx.core.float32, [0.4, -0.2], 1024.0)
+    >>> big = mx.array([[1e3, 1e3]])  # float16 overflows: the step is skipped
+    >>> params, state, scale = step(params, state, scale, big)
+    >>> w(), scale.loss_scale.item()
+    ([0.4, -0.2], 512.0)
     """
 
     loss_scale: Any
@@ -113,16 +170,34 @@ class DynamicLossScale:
                              f"{self.period!r}")
 
     def scale(self, t: Any) -> Any:
-        """``t``'s leaves times ``loss_scale``."""
+        """``t``'s leaves times ``loss_scale``.
+
+        >>> import ftorch as ft, mlx.core as mx
+        >>> ft.amp.DynamicLossScale(mx.array(1024.0)).scale(mx.array(0.5)).item()
+        512.0
+        """
         return _scale_tree(t, self.loss_scale)
 
     def unscale(self, t: Any) -> Any:
-        """``t``'s leaves divided by ``loss_scale``."""
+        """``t``'s leaves divided by ``loss_scale``.
+
+        >>> import ftorch as ft, mlx.core as mx
+        >>> ft.amp.DynamicLossScale(mx.array(1024.0)).unscale([mx.array(512.0)])[0].item()
+        0.5
+        """
         return _scale_tree(t, 1 / self.loss_scale)
 
     def adjust(self, grads_finite: Any) -> DynamicLossScale:
         """The next scale, given whether this step's gradients are finite
-        (a boolean scalar)."""
+        (a boolean scalar): a new object, this one is unchanged.
+
+        >>> import ftorch as ft, mlx.core as mx
+        >>> scale = ft.amp.DynamicLossScale(mx.array(1024.0), period=1)
+        >>> scale.adjust(mx.array(True)).loss_scale.item(), scale.loss_scale.item()
+        (2048.0, 1024.0)
+        >>> scale.adjust(mx.array(False)).loss_scale.item()
+        512.0
+        """
         grads_finite = fnp.asarray(grads_finite)
         if aval_of(grads_finite).shape != () or aval_of(grads_finite).dtype != mx.bool_:
             raise TypeError(f"DynamicLossScale.adjust: grads_finite must be a boolean scalar, "

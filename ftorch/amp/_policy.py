@@ -12,6 +12,7 @@ import dataclasses
 from typing import Any
 
 import mlx.core as mx
+import numpy as np
 
 import ftorch.numpy as fnp
 from ftorch import tree
@@ -26,10 +27,15 @@ _BY_NAME = {name: dtype for dtype, names in _NAMES.items() for name in names}
 
 
 def _cast_floating(t: Any, dtype: Any) -> Any:
-    """``t`` with its floating array leaves cast to ``dtype`` (others as they are)."""
+    """``t`` with its floating array leaves cast to ``dtype``: MLX arrays and
+    tracers cast, NumPy arrays made MLX arrays of ``dtype`` (NumPy has no
+    bfloat16); other leaves (integer and boolean arrays, Python scalars) as
+    they are, as jmp's casts."""
     def cast(x: Any) -> Any:
         if isinstance(x, (mx.array, Tracer)) and is_floating(x.dtype) and x.dtype != dtype:
             return fnp.astype(x, dtype)
+        if isinstance(x, np.ndarray) and np.issubdtype(x.dtype, np.floating):
+            return mx.array(x).astype(dtype)
         return x
     return tree.map(cast, t)
 
@@ -58,19 +64,43 @@ class Policy:
             object.__setattr__(self, name, dtype)
 
     def cast_to_param(self, t: Any) -> Any:
-        """``t``'s floating leaves in ``param_dtype``."""
+        """``t``'s floating leaves in ``param_dtype``.
+
+        >>> import ftorch as ft, mlx.core as mx
+        >>> ft.amp.get_policy("p=f32,c=bf16").cast_to_param(mx.ones(2, mx.bfloat16)).dtype
+        mlx.core.float32
+        """
         return _cast_floating(t, self.param_dtype)
 
     def cast_to_compute(self, t: Any) -> Any:
-        """``t``'s floating leaves in ``compute_dtype``."""
+        """``t``'s floating leaves in ``compute_dtype`` (integer and boolean
+        leaves as they are).
+
+        >>> import ftorch as ft, mlx.core as mx
+        >>> batch = {"x": mx.ones((2, 3)), "label": mx.array([0, 1])}
+        >>> cast = ft.amp.get_policy("p=f32,c=bf16").cast_to_compute(batch)
+        >>> cast["x"].dtype, cast["label"].dtype
+        (mlx.core.bfloat16, mlx.core.int32)
+        """
         return _cast_floating(t, self.compute_dtype)
 
     def cast_to_output(self, t: Any) -> Any:
-        """``t``'s floating leaves in ``output_dtype``."""
+        """``t``'s floating leaves in ``output_dtype``.
+
+        >>> import ftorch as ft, mlx.core as mx
+        >>> policy = ft.amp.get_policy("p=f32,c=bf16,o=f32")
+        >>> policy.cast_to_output(mx.ones(2, mx.bfloat16)).dtype
+        mlx.core.float32
+        """
         return _cast_floating(t, self.output_dtype)
 
     def with_output_dtype(self, output_dtype: DTypeLike) -> Policy:
-        """The policy with another ``output_dtype``."""
+        """The policy with another ``output_dtype``.
+
+        >>> import ftorch as ft, mlx.core as mx
+        >>> print(ft.amp.get_policy("c=bf16").with_output_dtype(mx.float32))
+        p=full,c=bf16,o=full
+        """
         return dataclasses.replace(self, output_dtype=output_dtype)
 
     def __str__(self) -> str:
@@ -80,7 +110,12 @@ class Policy:
 
 def half_dtype() -> Any:
     """The 16-bit dtype for this machine: bfloat16 (MLX computes in it on every
-    backend; jmp picks float16 off TPUs, where MLX's CPU is slow in it)."""
+    backend; jmp picks float16 off TPUs, where MLX's CPU is slow in it).
+
+    >>> import ftorch as ft
+    >>> ft.amp.half_dtype()
+    mlx.core.bfloat16
+    """
     return mx.bfloat16
 
 
@@ -99,7 +134,8 @@ def get_policy(policy_name: str) -> Policy:
     """A ``Policy`` from jmp's spelling: one dtype for all three
     (``"float32"``, ``"half"``), or ``key=dtype`` pairs with keys ``params``
     (``p``), ``compute`` (``c``) and ``output`` (``o``); parameters default
-    to float32, compute to the parameters', output to compute's.
+    to float32, compute to the parameters', output to compute's. ``"half"``
+    is ``half_dtype()``, bfloat16 (jmp's is float16 off TPUs).
 
     >>> import ftorch as ft
     >>> str(ft.amp.get_policy("params=float32,compute=bfloat16,output=float32"))
@@ -131,10 +167,20 @@ def get_policy(policy_name: str) -> Policy:
 
 
 def cast_to_full(t: Any) -> Any:
-    """``t``'s floating leaves in float32."""
+    """``t``'s floating leaves in float32.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> ft.amp.cast_to_full([mx.ones(1, mx.float16), mx.array([1])])[0].dtype
+    mlx.core.float32
+    """
     return _cast_floating(t, mx.float32)
 
 
 def cast_to_half(t: Any) -> Any:
-    """``t``'s floating leaves in ``half_dtype()``."""
+    """``t``'s floating leaves in ``half_dtype()``.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> ft.amp.cast_to_half({"w": mx.ones(2)})["w"].dtype
+    mlx.core.bfloat16
+    """
     return _cast_floating(t, half_dtype())

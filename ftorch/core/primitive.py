@@ -67,12 +67,16 @@ class Primitive:
       in the low-precision dtype (products: matmul, convolution), ``"float32"``
       in float32 (what loses accuracy in 16 bits: exp/log/pow, reductions
       that accumulate, softmax, special functions, decompositions),
-      ``"promote"`` (the default) in the widest dtype among its operands.
+      ``"promote"`` (the default) in the widest dtype among its operands
+      (a multiple-result primitive's operands keep their dtypes). A
+      higher-order primitive (graphs or functions among its params) keeps
+      its operands' dtypes whatever its category: its bodies run autocast,
+      or as written where it is ``"float32"``.
 
     The constructor takes what the primitive is (``multiple_results``,
-    ``elementwise``, ``needs_host``, ``communicates``, ``autocast``); every rule is attached
-    one way, by its ``def_<rule>`` method (usable as a decorator), in the
-    primitive's block right under its definition. The helpers of
+    ``elementwise``, ``needs_host``, ``communicates``, ``autocast``); every rule
+    is attached one way, by its ``def_<rule>`` method (usable as a decorator),
+    in the primitive's block right under its definition. The helpers of
     ``ftorch.primitives._rules`` (``linear``, ``vectorized``, ``derivative``,
     ...) are shorthands that call those methods. Rules are written with
     ftorch ops, so they are differentiable themselves. ``params`` are static,

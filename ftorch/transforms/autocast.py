@@ -9,10 +9,20 @@ widest floating dtype among the operands, as PyTorch's autocast does.
 Only float32, float16 and bfloat16 operands are cast (float64, integers and
 booleans never are, as in PyTorch). The casts are ordinary ``astype``
 primitives, so gradients flow through them back to the float32 parameters
-in float32: the parameters stay float32 masters. Higher-order primitives
-(``scan``, ``cond``, ``while_loop``, ``jit``, ``checkpoint``) run their
-bodies under the same policy, each body's outputs cast back to its own
-dtypes so that loop carries keep theirs.
+in float32: the parameters stay float32 masters.
+
+Primitives whose operands are not combined into one result keep their
+operands' dtypes: ``"promote"`` casts only the operands of single-result
+primitives (``sort`` of keys and values, ``optimization_barrier`` keep
+theirs). Higher-order primitives (``scan``, ``cond``, ``while_loop``,
+``jit``, ``checkpoint``) keep their operands' dtypes and run their bodies
+under the same policy, each body's outputs cast back to its own dtypes, so
+that loop carries keep theirs and ``jit(f)`` gives what ``f`` gives; those
+declared ``"float32"`` (``custom_linear_solve``) run their bodies as
+written. User-defined rules (``custom_jvp``, ``custom_vjp``,
+``custom_vmap``: the function and its rules alike) run as written, in the
+dtypes they are given: their outputs must match the function's dtypes,
+which autocast could not keep if it reached into them.
 
 >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
 >>> f = lambda w, x: fnp.sum(fnp.tanh(x @ w))
@@ -31,18 +41,22 @@ from typing import Any
 import mlx.core as mx
 
 import ftorch.primitives as lax
-from ftorch import tree
+from ftorch import core, tree
 from ftorch.core import Trace, Tracer, call_traced, new_main
 from ftorch.core.tracer import PrimalTracer
 from ftorch.dtypes import DTypeLike, to_mlx_dtype
 from ftorch.graph import Graph, evaluate
 from ftorch.transforms.staging import derive
 
-__all__ = ["autocast"]
+__all__ = ["autocast", "as_written"]
 
 #: The dtypes autocast casts (float64 is left alone, as PyTorch does).
 _CASTABLE = (mx.float32, mx.float16, mx.bfloat16)
 _WIDTH = {mx.bfloat16: 0, mx.float16: 1, mx.float32: 2}
+
+# Autocast levels below this one pass every primitive through unchanged:
+# set by ``as_written`` while a user-defined rule runs.
+_as_written_below = 0
 
 
 class AutocastTracer(PrimalTracer):
@@ -64,12 +78,47 @@ class AutocastTrace(Trace):
 
     def process_primitive(self, prim, tracers, params):
         low = self.main.global_data
-        vals = _cast_operands(prim.autocast, [t.primal for t in tracers], low)
-        params = {k: _autocast_graphs(v, low) for k, v in params.items()}
+        vals = [t.primal for t in tracers]
+        if self.main.level < _as_written_below:
+            pass  # inside a user-defined rule: as written
+        elif _is_higher_order(params):
+            if prim.autocast != "float32":
+                params = {k: _autocast_graphs(v, low) for k, v in params.items()}
+        elif not (prim.multiple_results and prim.autocast == "promote"):
+            vals = _cast_operands(prim.autocast, vals, low)
         out = prim.bind(*vals, **params)
         if prim.multiple_results:
             return [AutocastTracer(self, o) for o in out]
         return AutocastTracer(self, out)
+
+
+def _is_higher_order(params: dict) -> bool:
+    """Whether a primitive's params hold bodies (graphs) or functions (user
+    rules, host callbacks): its operands then go to those as they are."""
+    return any(isinstance(v, Graph) or (callable(v) and not isinstance(v, type)) or (
+        isinstance(v, tuple) and any(isinstance(x, Graph) for x in v)) for v in params.values())
+
+
+def as_written(rule: Callable) -> Callable:
+    """``rule`` (a user-defined function or derivative rule) made to run as
+    written under every autocast active when it is called: its operations
+    keep the dtypes they are given. ``custom_jvp``/``custom_vjp``/
+    ``custom_vmap`` wrap their function and rules with it.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> matmul = as_written(lambda w, x: x @ w)
+    >>> ft.amp.autocast(matmul)(mx.ones((3, 2)), mx.ones((4, 3))).dtype
+    mlx.core.float32
+    """
+    @functools.wraps(rule)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        global _as_written_below
+        outer, _as_written_below = _as_written_below, len(core._stack)
+        try:
+            return rule(*args, **kwargs)
+        finally:
+            _as_written_below = outer
+    return run
 
 
 def _dtype(x: Any) -> Any:
@@ -100,8 +149,8 @@ def _autocast_graphs(value: Any, low: Any) -> Any:
     """A higher-order primitive's param with each body graph autocast."""
     if isinstance(value, Graph):
         return autocast_graph(value, low)
-    if isinstance(value, tuple) and value and all(isinstance(v, Graph) for v in value):
-        return tuple(autocast_graph(v, low) for v in value)
+    if isinstance(value, tuple) and any(isinstance(v, Graph) for v in value):
+        return tuple(autocast_graph(v, low) if isinstance(v, Graph) else v for v in value)
     return value
 
 
