@@ -247,3 +247,82 @@ def test_autocast_leaves_a_function_without_products_unchanged():
     for a, b in itertools.product([mx.bfloat16, mx.float32], repeat=2):
         assert ft.amp.autocast(lambda u, v: u + v)(x.astype(a), x.astype(b)).dtype == (
             mx.float32 if mx.float32 in (a, b) else mx.bfloat16)
+
+
+def test_jit_of_autocast_equals_eager():
+    params, x, y = _mlp(), _normal((6, 8), 5), _normal((6, 2), 6)
+    loss = ft.amp.autocast(_mlp_loss)
+    assert ft.jit(loss)(params, x, y).item() == loss(params, x, y).item()
+    eager, staged = ft.grad(loss)(params, x, y), ft.jit(ft.grad(loss))(params, x, y)
+    for k in params:
+        np.testing.assert_allclose(np.array(staged[k]), np.array(eager[k]), rtol=1e-6,
+                                   atol=1e-6)
+
+
+def test_higher_order_primitives_keep_their_operands_dtypes():
+    a, b = mx.ones(3, mx.bfloat16), mx.ones(3)
+    f = lambda a, b: (a + 1, b * 2)
+    cases = {
+        "plain": f, "jit": ft.jit(f), "checkpoint": ft.checkpoint(f),
+        "cond": lambda a, b: lax.cond(mx.array(True), f, lambda a, b: (a, b), a, b),
+        "scan": lambda a, b: lax.scan(lambda c, _: (f(*c), None), (a, b), None, length=2)[0],
+        "while": lambda a, b: lax.while_loop(lambda c: c[1][0] < 5, lambda c: f(*c), (a, b)),
+        "sort": lambda a, b: lax.sort((a, b), num_keys=1),
+        "barrier": lambda a, b: lax.optimization_barrier((a, b)),
+    }
+    for name, g in cases.items():
+        out = ft.amp.autocast(g)(a, b)
+        assert (out[0].dtype, out[1].dtype) == (mx.bfloat16, mx.float32), name
+
+
+def test_grad_and_vmap_inside_autocast():
+    params, x, y = _mlp(), _normal((6, 8), 5), _normal((6, 2), 6)
+    grads = ft.amp.autocast(ft.grad(_mlp_loss))(params, x, y)
+    outside = ft.grad(ft.amp.autocast(_mlp_loss))(params, x, y)
+    for k in params:
+        assert grads[k].dtype == mx.float32
+        np.testing.assert_allclose(np.array(grads[k]), np.array(outside[k]), rtol=0.05,
+                                   atol=5e-3)
+    rows = ft.amp.autocast(ft.vmap(lambda w, r: r @ w, in_axes=(None, 0)))(params["w1"], x)
+    assert rows.dtype == mx.bfloat16
+    np.testing.assert_allclose(np.array(rows.astype(mx.float32)), np.array(x @ params["w1"]),
+                               rtol=2e-2, atol=5e-2)
+
+
+def test_custom_rules_run_as_written():
+    @ft.custom_vjp
+    def project(w, x):
+        return x @ w
+
+    project.defvjp(lambda w, x: (x @ w, (w, x)),
+                   lambda res, g: (res[1].T @ g * 10.0, g @ res[0].T))
+    w, x = _normal((3, 2)), _normal((4, 3), 1)
+    loss = lambda w: fnp.sum(project(w, x))
+    exact = ft.grad(loss)(w)
+    for name, grad in [("autocast inside grad", ft.grad(ft.amp.autocast(loss))),
+                       ("grad inside autocast", ft.amp.autocast(ft.grad(loss)))]:
+        got = grad(w)
+        assert got.dtype == mx.float32, name
+        np.testing.assert_allclose(np.array(got), np.array(exact), rtol=1e-6, err_msg=name)
+    assert ft.amp.autocast(project)(w, x).dtype == mx.float32
+    batched = ft.amp.autocast(ft.vmap(project, in_axes=(None, 0)))(w, x)
+    assert batched.dtype == mx.float32
+
+
+def test_policy_and_autocast_argument_checks():
+    policy = ft.amp.get_policy("p=f32,c=bf16")
+    cast = policy.cast_to_compute({"x": np.ones(2), "n": np.arange(2)})
+    assert cast["x"].dtype == mx.bfloat16 and isinstance(cast["n"], np.ndarray)
+    assert ft.amp.autocast(lambda x: x @ x, "float16")(mx.ones((2, 2))).dtype == mx.float16
+    with pytest.raises(ValueError, match="autocast: dtype must be bfloat16 or float16"):
+        ft.amp.autocast(lambda x: x, mx.int32)
+    with pytest.raises(TypeError, match="autocast: f must be callable"):
+        ft.amp.autocast(3)
+    with pytest.raises(TypeError, match="get_policy: policy_name must be a str"):
+        ft.amp.get_policy(None)
+    with pytest.raises(ValueError, match="is not key=dtype"):
+        ft.amp.get_policy("p=f32,bf16")
+    with pytest.raises(ValueError, match="autocast must be 'low', 'float32' or 'promote'"):
+        ft.extend.Primitive("amp_test_bad_category", lambda x: x, autocast="half")
+    with pytest.raises(ValueError, match="must have one structure"):
+        ft.amp.select_tree(mx.array(True), [mx.ones(1)], (mx.ones(1),))
