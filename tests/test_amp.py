@@ -184,7 +184,8 @@ def test_composes_with_jit_vmap_checkpoint_and_loops():
     eager = ft.grad(loss)(params, x, y)
     for name, g in [("jit outside", ft.jit(ft.grad(loss))),
                     ("jit inside", ft.grad(ft.amp.autocast(ft.jit(_mlp_loss)))),
-                    ("checkpoint", ft.grad(ft.amp.autocast(ft.checkpoint(_mlp_loss))))]:
+                    ("checkpoint", ft.grad(ft.amp.autocast(ft.checkpoint(_mlp_loss)))),
+                    ("checkpoint outside", ft.grad(ft.checkpoint(loss)))]:
         got = g(params, x, y)
         for k in params:
             np.testing.assert_allclose(np.array(got[k]), np.array(eager[k]), rtol=1e-2,
