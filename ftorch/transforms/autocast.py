@@ -52,7 +52,6 @@ __all__ = ["autocast", "as_written"]
 
 #: The dtypes autocast casts (float64 is left alone, as PyTorch does).
 _CASTABLE = (mx.float32, mx.float16, mx.bfloat16)
-_WIDTH = {mx.bfloat16: 0, mx.float16: 1, mx.float32: 2}
 
 # Autocast levels below this one pass every primitive through unchanged:
 # set by ``as_written`` while a user-defined rule runs.
@@ -136,11 +135,12 @@ def _cast_operands(category: str, vals: list, low: Any) -> list:
         target = low
     elif category == "float32":
         target = mx.float32
-    else:  # promote: the widest castable dtype, if the operands differ
-        present = {d for d, c in zip(dtypes, castable) if c}
-        if len(present) == 1:
+    else:  # promote: to the widest castable dtype, where the operands differ
+        if len({d for d, c in zip(dtypes, castable) if c}) == 1:
             return vals
-        target = max(present, key=_WIDTH.__getitem__)
+        # Two of float32, float16 and bfloat16 promote to float32 (bfloat16 with
+        # float16 too, as in PyTorch and MLX: neither holds the other).
+        target = mx.float32
     return [lax.astype(v, target) if c and d != target else v
             for v, d, c in zip(vals, dtypes, castable)]
 
