@@ -6,10 +6,11 @@ value ranges (``MinMaxObserver``, ``MovingAverageMinMaxObserver``,
 inputs), ``qat`` to convert a model's ``Linear`` layers, ``calibrate`` to
 fill the observers' state from data, and ``observed_ranges`` to read it.
 
-An observer is a frozen dataclass of settings with pure functions over its
-state, a pytree: ``init()``, ``update(state, x)``, ``range(state)`` (the
-``(low, high)`` it estimates) and ``calculate_qparams(state, bits=,
-symmetric=)`` (the ``(scale, zero_point)`` of that range). Inside a layer
+An observer (``Observer``) is a frozen dataclass of settings with pure
+functions over its state, a pytree: ``init()``, ``update(state, x)``,
+``range(state)`` (the ``(low, high)`` it estimates) and
+``calculate_qparams(state, bits=, symmetric=)`` (the ``(scale,
+zero_point)`` of that range). Inside a layer
 the observer's state is the layer's *state*: it changes when the model runs
 with ``train=True`` or inside ``calibrate``, and is only read otherwise, so
 a calibrated model is ``(model, params, state)`` like one with BatchNorm.
@@ -44,7 +45,7 @@ from ftorch.nn.layers.linear import Linear, linear
 from ftorch.nn.utils import replace_layers
 from ftorch.primitives.reduction import normalize_axis
 
-__all__ = ["MinMaxObserver", "MovingAverageMinMaxObserver", "PercentileObserver",
+__all__ = ["Observer", "MinMaxObserver", "MovingAverageMinMaxObserver", "PercentileObserver",
            "FakeQuantize", "QATLinear", "qat", "calibrate", "calibrating", "observed_ranges"]
 
 _calibrating: contextvars.ContextVar[bool] = contextvars.ContextVar("ftorch_nn_calibrating",
@@ -76,17 +77,42 @@ def calibrating() -> Iterator[None]:
 # ----------------------------------------------------------------------------
 
 
-class _Observer:
-    """What the observers share: ``calculate_qparams`` of their ``range``."""
+class Observer:
+    """The interface of observers (PyTorch's ``ObserverBase``), a frozen
+    dataclass of settings with pure functions over its state (a pytree):
+    ``init(x=None)``, ``update(state, x)`` and ``range(state)`` (``(low,
+    high)``, ``(inf, -inf)`` before anything is seen), which a subclass
+    defines, and ``calculate_qparams``. ``FakeQuantize``, ``QATLinear`` and
+    ``qat`` take any of them.
+
+    >>> import dataclasses, ftorch.nn as nn, ftorch.numpy as fnp, mlx.core as mx
+    >>> @dataclasses.dataclass(frozen=True)
+    ... class AbsMaxObserver(nn.Observer):
+    ...     def init(self, x=None):
+    ...         return {"high": mx.array(float("-inf"))}
+    ...     def update(self, state, x):
+    ...         return {"high": fnp.maximum(state["high"], fnp.max(fnp.abs(x)))}
+    ...     def range(self, state):
+    ...         return -state["high"], state["high"]
+    >>> obs = AbsMaxObserver()
+    >>> state = obs.update(obs.init(), mx.array([-2.0, 1.0]))
+    >>> scale, zero_point = obs.calculate_qparams(state, bits=8, symmetric=True)
+    >>> round(scale.item() * 127.5, 6), zero_point.item()
+    (2.0, 0.0)
+    """
 
     def init(self, x: InputSpec | None = None) -> State:
-        raise NotImplementedError
+        """The state before anything is seen; ``x`` (an array or its
+        ``ShapeDtypeStruct``) sizes per-channel statistics."""
+        raise NotImplementedError(f"{type(self).__name__} does not define init")
 
     def update(self, state: State, x: Array) -> State:
-        raise NotImplementedError
+        """The state after seeing ``x`` as well."""
+        raise NotImplementedError(f"{type(self).__name__} does not define update")
 
     def range(self, state: State) -> tuple[Array, Array]:
-        """``(low, high)``, the range seen (``(inf, -inf)`` before anything is)."""
+        """``(low, high)``, the range seen (``(inf, -inf)`` before anything
+        is); by default the state's ``low`` and ``high``."""
         return state["low"], state["high"]
 
     def calculate_qparams(self, state: State, *, bits: int = 8,
@@ -125,7 +151,7 @@ def _batch_range(x: Array, axis: int | None, name: str) -> tuple[Array, Array]:
 
 
 @dataclasses.dataclass(frozen=True)
-class MinMaxObserver(_Observer):
+class MinMaxObserver(Observer):
     """The running minimum and maximum of everything seen, per tensor or per
     channel along ``axis``, as ``torch.ao.quantization.MinMaxObserver`` (and
     ``PerChannelMinMaxObserver``). One outlier widens the range for good.
@@ -154,7 +180,7 @@ class MinMaxObserver(_Observer):
 
 
 @dataclasses.dataclass(frozen=True)
-class MovingAverageMinMaxObserver(_Observer):
+class MovingAverageMinMaxObserver(Observer):
     """An exponential moving average of each batch's minimum and maximum
     (the first batch's taken as it is): ``low += momentum * (batch_min -
     low)``, as PyTorch's observer of that name (its ``averaging_constant``),
@@ -198,7 +224,7 @@ def _span(low: Array, high: Array) -> Array:
 
 
 @dataclasses.dataclass(frozen=True)
-class PercentileObserver(_Observer):
+class PercentileObserver(Observer):
     """The range from the lower and upper ``percentile`` of everything seen
     (per tensor): ``[P(100 - p), P(p)]``, which ignores rare outliers, as
     percentile calibration does (TensorRT, NVIDIA's pytorch-quantization).
@@ -275,8 +301,6 @@ class PercentileObserver(_Observer):
         seen = total > 0
         return fnp.where(seen, estimate[0], low), fnp.where(seen, estimate[1], high)
 
-
-Observer = MinMaxObserver | MovingAverageMinMaxObserver | PercentileObserver
 
 
 def _observed_fake_quantize(observer: Observer, state: State, x: Array, bits: int,
