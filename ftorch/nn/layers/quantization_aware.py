@@ -302,7 +302,6 @@ class PercentileObserver(Observer):
         return fnp.where(seen, estimate[0], low), fnp.where(seen, estimate[1], high)
 
 
-
 def _observed_fake_quantize(observer: Observer, state: State, x: Array, bits: int,
                             symmetric: bool, train: bool) -> tuple[Array, State]:
     """``x`` fake-quantized with the range ``observer`` has seen, and the
