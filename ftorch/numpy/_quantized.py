@@ -17,6 +17,7 @@ True
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import mlx.core as mx
@@ -112,18 +113,11 @@ def quantize(w: Any, group_size: int | None = None, bits: int | None = None,
     if shape[-1] % group_size:
         raise ValueError(f"quantize: group_size={group_size} must divide w's last axis, of "
                          f"length {shape[-1]} (shape {shape})")
-    if mode == "nvfp4" and _size(shape) % 32:
+    if mode == "nvfp4" and math.prod(shape) % 32:
         # MLX's kernel packs whole blocks of 32 values (and fails on a reshape otherwise).
         raise ValueError(f"quantize: the 'nvfp4' mode needs w's size to be a multiple of 32, "
                          f"got shape {shape}")
     return tuple(lax.quantize(w, group_size=group_size, bits=bits, mode=mode))
-
-
-def _size(shape: tuple[int, ...]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def dequantize(w: Any, scales: Any, biases: Any = None, group_size: int | None = None,
