@@ -46,10 +46,14 @@ from ftorch import nn
 from ftorch.serialization import load, save
 from ftorch import distributed
 from ftorch import amp
+from ftorch import debug
+from ftorch.transforms import float_checks as _float_checks  # noqa: F401  (the NaN checks)
 from ftorch.backend.blas import set_threads as set_blas_threads
 from ftorch.runtime import (
     block_until_ready,
     clear_caches,
+    debug_infs,
+    debug_nans,
     default_backend,
     default_device,
     device_count,
@@ -81,11 +85,12 @@ __all__ = [
     "ShapeDtypeStruct", "ConcretizationError", "LeakedTracerError", "info", "lax", "random",
     "scipy", "ops", "test_util", "extend",
     "custom_jvp", "custom_vjp", "custom_batching", "checkpoint", "remat", "checkpoint_name",
-    "checkpoint_policies", "save", "load", "set_blas_threads", "distributed", "amp",
+    "checkpoint_policies", "save", "load", "set_blas_threads", "distributed", "amp", "debug",
     "jacobian", "linear_transpose", "fwd_and_bwd", "custom_gradient", "closure_convert",
     "pure_callback", "tree_util", "block_until_ready", "device_put", "device_get", "devices",
     "local_devices", "device_count", "local_device_count", "default_backend", "default_device",
     "process_index", "process_count", "process_indices", "clear_caches", "disable_jit",
+    "debug_nans", "debug_infs",
     "log_compiles", "ensure_compile_time_eval", "make_jaxpr", "typeof", "named_scope",
     "named_call", "print_environment_info",
 ]

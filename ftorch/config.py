@@ -64,7 +64,7 @@ MAX_COMPILE_DEPTH = 10_000
 
 class Config:
     __slots__ = ("log_compiles", "check_graphs", "jit_compile_after", "jit_max_compile_depth",
-                 "fast_cpu_math", "disable_jit")
+                 "fast_cpu_math", "disable_jit", "_debug_nans", "_debug_infs", "_watchers")
 
     def __init__(self) -> None:
         self.log_compiles: bool = _flag("FTORCH_LOG_COMPILES")
@@ -73,12 +73,42 @@ class Config:
         self.jit_max_compile_depth: int | None = _depth("FTORCH_JIT_MAX_COMPILE_DEPTH")
         self.fast_cpu_math: bool = os.environ.get("FTORCH_FAST_CPU_MATH", "1") != "0"
         self.disable_jit: bool = _flag("FTORCH_DISABLE_JIT")
+        self._debug_nans: bool = _flag("FTORCH_DEBUG_NANS")
+        self._debug_infs: bool = _flag("FTORCH_DEBUG_INFS")
+        # Called when a setting that other modules act on changes (the NaN
+        # checks install an observer).
+        self._watchers: list = []
+
+    @property
+    def debug_nans(self) -> bool:
+        """Raise ``FloatingPointError`` where an operation first makes a NaN
+        (``ftorch.transforms.float_checks``); ``FTORCH_DEBUG_NANS=1``."""
+        return self._debug_nans
+
+    @debug_nans.setter
+    def debug_nans(self, value: bool) -> None:
+        self._debug_nans = bool(value)
+        for watcher in self._watchers:
+            watcher()
+
+    @property
+    def debug_infs(self) -> bool:
+        """Raise ``FloatingPointError`` where an operation first makes an
+        infinity; ``FTORCH_DEBUG_INFS=1``."""
+        return self._debug_infs
+
+    @debug_infs.setter
+    def debug_infs(self, value: bool) -> None:
+        self._debug_infs = bool(value)
+        for watcher in self._watchers:
+            watcher()
 
     def __repr__(self) -> str:
         return (f"Config(log_compiles={self.log_compiles}, check_graphs={self.check_graphs}, "
                 f"jit_compile_after={self.jit_compile_after!r}, "
                 f"jit_max_compile_depth={self.jit_max_compile_depth!r}, "
-                f"fast_cpu_math={self.fast_cpu_math}, disable_jit={self.disable_jit})")
+                f"fast_cpu_math={self.fast_cpu_math}, disable_jit={self.disable_jit}, "
+                f"debug_nans={self.debug_nans}, debug_infs={self.debug_infs})")
 
 
 def _flag(name: str) -> bool:

@@ -28,6 +28,8 @@ from typing import Any
 import mlx.core as mx
 
 from ftorch.core import DTYPE_SHORT_NAMES, Primitive, ShapeDtypeStruct, format_aval
+from ftorch.core import provenance as provenance_state
+from ftorch.core.provenance import Provenance
 
 
 class Var:
@@ -52,15 +54,18 @@ Atom = Var | Literal
 
 
 class Eqn:
-    """``outs = prim(*inputs, **params)``."""
+    """``outs = prim(*inputs, **params)``, made at ``provenance`` (the user's
+    line and named scopes, ``ftorch.core.provenance``)."""
 
-    __slots__ = ("prim", "inputs", "params", "outs")
+    __slots__ = ("prim", "inputs", "params", "outs", "provenance")
 
-    def __init__(self, prim: Primitive, inputs: list, params: dict, outs: list[Var]):
+    def __init__(self, prim: Primitive, inputs: list, params: dict, outs: list[Var],
+                 provenance: Provenance | None = None):
         self.prim = prim
         self.inputs = inputs
         self.params = params
         self.outs = outs
+        self.provenance = provenance
 
 
 class Graph:
@@ -157,7 +162,11 @@ def format_graph(graph: Graph, indent: str = "  ") -> str:
         params = ", ".join(f"{k}={_format_param(v)}" for k, v in eqn.params.items())
         head = eqn.prim.name + (f"[{params}]" if params else "")
         lhs = " ".join(binder(v) for v in eqn.outs)
-        lines.append(f"{indent}{lhs} = {head} " + " ".join(name(a) for a in eqn.inputs))
+        line = f"{indent}{lhs} = {head} " if eqn.outs else f"{indent}{head} "
+        line += " ".join(name(a) for a in eqn.inputs)
+        if eqn.provenance is not None and eqn.provenance.scope:
+            line += f"  # {eqn.provenance.scope_name}"
+        lines.append(line)
     lines.append(indent + "return " + ", ".join(name(a) for a in graph.outs))
     outs = ", ".join(format_aval(aval_of_atom(a)) for a in graph.outs)
     outs = outs if len(graph.outs) == 1 else f"({outs})"
@@ -171,8 +180,19 @@ def format_graph(graph: Graph, indent: str = "  ") -> str:
 
 def evaluate(graph: Graph, args: Sequence) -> list:
     """Run ``graph`` on ``args`` with ``bind``: it works on tracers, so any
-    transform can interpret a graph (this is how jit's rules transform it)."""
-    return interpret(graph, args, lambda prim, vals, params: prim.bind(*vals, **params))
+    transform can interpret a graph (this is how jit's rules transform it).
+    Each equation binds with its provenance as the context, so what a
+    transform makes of it points back at the user's line."""
+    return interpret(graph, args, _bind_at, with_eqn=True)
+
+
+def _bind_at(eqn: Eqn, vals: list) -> Any:
+    previous = provenance_state.context
+    provenance_state.context = eqn.provenance
+    try:
+        return eqn.prim.bind(*vals, **eqn.params)
+    finally:
+        provenance_state.context = previous
 
 
 def subgraphs(params: dict) -> list[Graph]:
@@ -237,9 +257,10 @@ def _eqn_depth(eqn: Eqn) -> int:
     return 1 + eqn.params.get("length", 1) * max(inner)
 
 
-def interpret(graph: Graph, args: Sequence, apply: Callable) -> list:
+def interpret(graph: Graph, args: Sequence, apply: Callable, with_eqn: bool = False) -> list:
     """Run ``graph`` on ``args``, each equation as ``apply(prim, values,
-    params)`` returns (``evaluate`` binds; the lowering emits MLX ops)."""
+    params)`` returns (``evaluate`` binds; the lowering emits MLX ops);
+    ``with_eqn``: as ``apply(eqn, values)`` returns."""
     env: dict[Var, Any] = dict(zip(graph.const_vars, graph.consts))
     env.update(zip(graph.in_vars, args))
 
@@ -247,7 +268,10 @@ def interpret(graph: Graph, args: Sequence, apply: Callable) -> list:
         return a.value if type(a) is Literal else env[a]
 
     for eqn in graph.eqns:
-        out = apply(eqn.prim, [read(a) for a in eqn.inputs], eqn.params)
+        if with_eqn:
+            out = apply(eqn, [read(a) for a in eqn.inputs])
+        else:
+            out = apply(eqn.prim, [read(a) for a in eqn.inputs], eqn.params)
         if eqn.prim.multiple_results:
             env.update(zip(eqn.outs, out))
         else:
@@ -329,11 +353,13 @@ def split_by_dependence(eqns: Sequence[Eqn], sources: Sequence[Var]
 
 def dce(graph: Graph) -> Graph:
     """Drop equations whose results are never used, and unused constants.
-    Inputs stay: they are the graph's signature."""
+    Inputs stay: they are the graph's signature. An equation without
+    results (a host callback: ``ft.debug.print``) runs for its effect, so
+    it stays."""
     live = {id(a) for a in graph.outs if isinstance(a, Var)}
     kept = []
     for eqn in reversed(graph.eqns):
-        if any(id(v) in live for v in eqn.outs):
+        if not eqn.outs or any(id(v) in live for v in eqn.outs):
             kept.append(eqn)
             live.update(id(a) for a in eqn.inputs if isinstance(a, Var))
     kept.reverse()
@@ -371,11 +397,13 @@ def cse(graph: Graph) -> Graph:
             hash(key)
         except TypeError:  # unhashable params: never merged
             key = None
+        if not eqn.outs:  # run for its effect: each one runs
+            key = None
         if key is not None and key in seen:
             for old, new in zip(eqn.outs, seen[key].outs):
                 rename[id(old)] = new
             continue
-        new_eqn = Eqn(eqn.prim, inputs, eqn.params, eqn.outs)
+        new_eqn = Eqn(eqn.prim, inputs, eqn.params, eqn.outs, eqn.provenance)
         if key is not None:
             seen[key] = new_eqn
         eqns.append(new_eqn)
@@ -396,8 +424,9 @@ def fold_constants(graph: Graph) -> Graph:
     const_vars, consts = list(graph.const_vars), list(graph.consts)
     eqns = []
     for eqn in graph.eqns:
-        if not eqn.prim.communicates and all(isinstance(a, Literal) or id(a) in values
-                                             for a in eqn.inputs):
+        # Collectives and effects (equations without results) run at each call.
+        if eqn.outs and not eqn.prim.communicates and all(
+                isinstance(a, Literal) or id(a) in values for a in eqn.inputs):
             in_size = max([1] + [math.prod(a.aval.shape) for a in eqn.inputs if isinstance(a, Var)])
             out_size = max(math.prod(v.aval.shape) for v in eqn.outs)
             if out_size <= max(in_size, FOLD_GROWTH_LIMIT):

@@ -29,7 +29,7 @@ import numpy as np
 
 from ftorch import api_util, tree
 from ftorch.config import config
-from ftorch.core import ShapeDtypeStruct, Tracer, aval_of, eager_constants
+from ftorch.core import ShapeDtypeStruct, Tracer, aval_of, eager_constants, provenance
 from ftorch.graph import Graph
 from ftorch.transforms.jit import clear_caches
 from ftorch.transforms.staging import eval_shape, make_graph
@@ -245,6 +245,34 @@ def disable_jit(disable: bool = True) -> contextlib.AbstractContextManager:
     return _setting("disable_jit", bool(disable))
 
 
+def debug_nans(enable: bool = True) -> contextlib.AbstractContextManager:
+    """A context in which an operation that makes a NaN raises
+    ``FloatingPointError`` naming it, its operands' shapes, the line that
+    wrote it, its named scope and, under ``grad``, the pass and the rule,
+    as ``jax.debug_nans``; ``ft.config.debug_nans`` (``FTORCH_DEBUG_NANS=1``)
+    is the global switch (``ftorch.transforms.float_checks``).
+
+    >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
+    >>> with ft.debug_nans():
+    ...     fnp.sqrt(mx.array([4.0])).tolist()
+    [2.0]
+    """
+    return _setting("debug_nans", bool(enable))
+
+
+def debug_infs(enable: bool = True) -> contextlib.AbstractContextManager:
+    """As ``debug_nans``, for infinities, as ``jax.debug_infs``;
+    ``ft.config.debug_infs`` (``FTORCH_DEBUG_INFS=1``) is the global switch.
+
+    >>> import ftorch as ft, ftorch.numpy as fnp, mlx.core as mx
+    >>> with ft.debug_infs():
+    ...     fnp.log(mx.array([0.0]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    FloatingPointError: debug_infs: the result of log (operands f32[1]) holds an infinity, ...
+    """
+    return _setting("debug_infs", bool(enable))
+
+
 def log_compiles(enable: bool = True) -> contextlib.AbstractContextManager:
     """A context in which each jit trace is logged with its reason (to the
     ``ftorch.jit`` logger), as ``jax.log_compiles``;
@@ -317,33 +345,49 @@ def typeof(x: Any) -> ShapeDtypeStruct:
 
 @contextlib.contextmanager
 def named_scope(name: str) -> Iterator[None]:
-    """Accepted for JAX code, as ``jax.named_scope``: JAX puts the name into
-    compiled programs' metadata for profilers; ftorch's graphs carry no
-    names, so the block runs unchanged.
+    """Name the operations of a block (a context manager) or of a function
+    (a decorator), as ``jax.named_scope``. Scopes nest (``"model/layer1"``);
+    the names appear in ``make_graph``'s printout, in the profiler's table
+    (``ftorch.profiler``) and in the NaN checks' reports
+    (``ft.config.debug_nans``).
 
     >>> import ftorch as ft, mlx.core as mx
-    >>> with ft.named_scope("layer1"):
-    ...     y = mx.ones(2) * 2
-    >>> y.tolist()
-    [2.0, 2.0]
+    >>> def f(x):
+    ...     with ft.named_scope("layer1"):
+    ...         return x * 2.0
+    >>> print(ft.make_graph(f)(mx.ones(2)))
+    graph(a:f32[2]) -> f32[2]
+      b:f32[2] = multiply a 2.0  # layer1
+      return b
     """
     if not isinstance(name, str):
         raise TypeError(f"named_scope: name must be a str, got {type(name).__name__}")
-    yield
+    with provenance.scope(name):
+        yield
 
 
 def named_call(fun: Callable, *, name: str | None = None) -> Callable:
-    """``fun`` itself (wrapped), as ``jax.named_call``, which names the call
-    for profilers; ftorch's graphs carry no names.
+    """``fun`` with its operations in the named scope ``name`` (default:
+    its ``__name__``), as ``jax.named_call``.
 
-    >>> import ftorch as ft
-    >>> ft.named_call(lambda x: x + 1, name="inc")(1)
-    2
+    >>> import ftorch as ft, mlx.core as mx
+    >>> inc = ft.named_call(lambda x: x + 1.0, name="inc")
+    >>> print(ft.make_graph(inc)(mx.ones(2)))
+    graph(a:f32[2]) -> f32[2]
+      b:f32[2] = add a 1.0  # inc
+      return b
     """
     api_util.check_callable(fun, "named_call")
     if name is not None and not isinstance(name, str):
         raise TypeError(f"named_call: name must be a str or None, got {type(name).__name__}")
-    return functools.wraps(fun)(lambda *args, **kwargs: fun(*args, **kwargs))
+    scope_name = name if name is not None else getattr(fun, "__name__", "call")
+
+    @functools.wraps(fun)
+    def named(*args, **kwargs):
+        with provenance.scope(scope_name):
+            return fun(*args, **kwargs)
+
+    return named
 
 
 def print_environment_info(return_string: bool = False) -> str | None:

@@ -9,7 +9,8 @@ batching, shape).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import mlx.core as mx
@@ -23,6 +24,59 @@ from ftorch.core.tracer import Tracer
 
 #: Every primitive by name; tests walk it to make sure each has all its rules.
 registry: dict[str, Primitive] = {}
+
+# What runs a primitive on concrete arrays while observers (the profiler,
+# the NaN checks) watch: ``_observer(prim, args, params)``, the composition
+# of ``_observers``; None, the default, costs the eager path one test.
+_observers: list[Callable] = []
+_observer: Callable | None = None
+
+
+def add_observer(observer: Callable[[Primitive, tuple, dict, Callable], Any]) -> None:
+    """Run every primitive applied to concrete arrays (eager ops, the ops
+    transforms' rules apply to concrete values; ``ft.jit`` calls as the
+    ``jit`` primitive) through ``observer(prim, args, params, run)`` until
+    ``remove_observer``; ``run(prim, args, params)`` computes it, through
+    the observers added before."""
+    _observers.append(observer)
+    _compose()
+
+
+def remove_observer(observer: Callable) -> None:
+    _observers.remove(observer)
+    _compose()
+
+
+@contextmanager
+def observed(observer: Callable[[Primitive, tuple, dict, Callable], Any]) -> Iterator[None]:
+    """``observer`` watches the block's primitives (``add_observer``)."""
+    add_observer(observer)
+    try:
+        yield
+    finally:
+        remove_observer(observer)
+
+
+def observing() -> bool:
+    """Whether an observer is active (``ft.jit`` then binds its calls)."""
+    return _observer is not None
+
+
+def _compose() -> None:
+    global _observer
+    run = _run
+    for observer in _observers:
+        run = (lambda obs, inner: lambda prim, args, params: obs(prim, args, params, inner))(
+            observer, run)
+    _observer = run if _observers else None
+
+
+def _run(prim: Primitive, args: tuple, params: dict) -> Any:
+    try:
+        return prim.impl(*args, **params)
+    except Exception:
+        prim._explain_failure(args)
+        raise
 
 
 class Primitive:
@@ -125,6 +179,8 @@ class Primitive:
 
     def bind(self, *args: Any, **params: Any) -> Any:
         if not _stack:  # the eager fast path: no transform is active
+            if _observer is not None:
+                return _observer(self, args, params)
             try:
                 return self.impl(*args, **params)
             except Exception:
@@ -142,6 +198,8 @@ class Primitive:
             # (constants, outer transforms' values) are staged too.
             trace = dynamic.trace_type(dynamic)
         elif trace is None:
+            if _observer is not None:
+                return _observer(self, args, params)
             try:
                 return self.impl(*args, **params)
             except Exception:

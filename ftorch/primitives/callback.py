@@ -144,3 +144,40 @@ def pure_callback(callback: Callable, result_shape_dtypes: Any, *args: Any,
     outs = pure_callback_p.bind(*leaves, callback=flat_callback,
                                 result_avals=result_avals, vmap_method=vmap_method)
     return tree.unflatten(out_tree, outs)
+
+
+# ----------------------------------------------------------------------------
+# debug_callback: a host call for its effect (ft.debug.print, .callback,
+# .breakpoint), with no results
+# ----------------------------------------------------------------------------
+
+
+def _debug_impl(*operands, callback, ordered):
+    callback([_host(x) for x in operands])
+    return []
+
+
+# It reads its operands on the host, so jit splits its graph there; having no
+# results, the graph passes keep every one and run each at each call.
+debug_callback_p = Primitive("debug_callback", _debug_impl, multiple_results=True,
+                             needs_host=True)
+debug_callback_p.def_abstract_eval(lambda *avals, **params: [])
+
+
+@debug_callback_p.def_jvp
+def _debug_jvp(primals, tangents, **params):
+    # As JAX: the callback sees the primal values, in the forward pass only.
+    debug_callback_p.bind(*primals, **params)
+    return [], []
+
+
+debug_callback_p.def_vjp(lambda cts, out, *primals, needed, **params: (None,) * len(primals))
+
+
+@debug_callback_p.def_batch
+def _debug_batch(vals, dims, axis_size, **params):
+    # As JAX: called once per example, in order.
+    for i in range(axis_size):
+        debug_callback_p.bind(*[v if d is None else lax.dynamic_index_in_dim(v, i, d, False)
+                                for v, d in zip(vals, dims)], **params)
+    return [], []

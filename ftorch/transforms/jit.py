@@ -41,6 +41,7 @@ from ftorch.core import (
     aval_of,
     format_aval,
 )
+from ftorch.core import primitive as observed_calls
 from ftorch.graph import Graph, needs_host, simplify
 from ftorch.transforms.executable import Executable, executable, in_tier
 from ftorch.transforms.jvp import jvp_graph
@@ -170,7 +171,9 @@ def jit(
         if config.disable_jit:
             return f(*args, **kwargs)
         flat = None
-        if lanes and not core._stack:  # a compiled signature's call: checked in C++
+        # A compiled signature's call, checked in C++ (unless an observer
+        # watches every call: the profiler, the NaN checks).
+        if lanes and not core._stack and observed_calls._observer is None:
             result, flat = from_lane(args, kwargs)
             if result is not _MISS:
                 return result
@@ -340,7 +343,7 @@ class _Cache:
         exe, hoisted = self.executables.get(key), []
         if exe is None:
             exe, hoisted = self.trace(key, treedef, nargs, leaves)
-        if core._stack or hoisted or not _all_mx_arrays(leaves):
+        if core._stack or hoisted or not _all_mx_arrays(leaves) or observed_calls._observer:
             return _results(exe.out_tree, jit_p.bind(*hoisted, *leaves, graph=exe.graph))
         outs = exe(*leaves)
         if exe.compiles_whole and self.lanes:  # its later calls go through its lane

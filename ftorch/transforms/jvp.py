@@ -19,6 +19,7 @@ from ftorch.core import (
     Tracer,
     call_traced,
     new_main,
+    provenance,
 )
 from ftorch.graph import Graph, evaluate
 from ftorch.transforms.staging import derive
@@ -49,7 +50,16 @@ class JVPTrace(Trace):
             return prim.bind(*primals, **params)  # constant in this transform
         if prim.jvp is None:
             raise NotImplementedError(f"primitive {prim.name!r} has no JVP rule")
-        out, tangent_out = prim.jvp(primals, tangents, **params)
+        if provenance.context is None and not provenance.recording:
+            out, tangent_out = prim.jvp(primals, tangents, **params)
+        else:  # what the rule makes points back at the primal op
+            where = provenance.here()
+            previous = provenance.context
+            provenance.context = where.in_rule(f"the JVP rule of {prim.name}", where.stage)
+            try:
+                out, tangent_out = prim.jvp(primals, tangents, **params)
+            finally:
+                provenance.context = previous
         if prim.multiple_results:
             return [o if t is None else JVPTracer(self, o, t) for o, t in zip(out, tangent_out)]
         return out if tangent_out is None else JVPTracer(self, out, tangent_out)

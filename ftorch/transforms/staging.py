@@ -34,6 +34,7 @@ from ftorch.core import (
     call_traced,
     format_aval,
     new_main,
+    provenance,
     user_frame,
 )
 from ftorch.graph import Eqn, Graph, Literal, Var, aval_of_atom, simplify, typecheck
@@ -147,7 +148,7 @@ class StagingTrace(Trace):
         avals = [a.value if isinstance(a, Literal) else a.aval for a in inputs]
         out = prim.abstract_eval(*avals, **params)
         outs = [Var(a) for a in (out if prim.multiple_results else [out])]
-        builder.eqns.append(Eqn(prim, inputs, params, outs))
+        builder.eqns.append(Eqn(prim, inputs, params, outs, provenance.here()))
         if weak_out:
             builder.weak.update(id(v) for v in outs)
         tracers = [StagingTracer(self, v) for v in outs]

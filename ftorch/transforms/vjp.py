@@ -24,6 +24,7 @@ from ftorch.core import (
     Tracer,
     call_traced,
     new_main,
+    provenance,
 )
 from ftorch.graph import Graph, Var, dce, evaluate, split_by_dependence
 from ftorch.transforms.staging import checked, derive
@@ -34,7 +35,7 @@ _sequence = itertools.count()
 class Node:
     """One primitive application on the tape (``prim is None`` for an input)."""
 
-    __slots__ = ("prim", "params", "saved", "out", "parents", "seq")
+    __slots__ = ("prim", "params", "saved", "out", "parents", "seq", "provenance")
 
     def __init__(self, prim, params, saved, out, parents):
         self.prim = prim
@@ -43,6 +44,10 @@ class Node:
         self.out = out
         self.parents = parents  # per input: (Node, output index) or None
         self.seq = next(_sequence)  # creation order is a topological order
+        # Where the primal op was written: set while a graph is re-staged, or
+        # found from the stack when the NaN checks ask for it.
+        self.provenance = provenance.context if (
+            provenance.context is not None or not provenance.recording) else provenance.here()
 
 
 class VJPTracer(PrimalTracer):
@@ -116,11 +121,27 @@ def backward(roots: list, cotangents: list, inputs: list[Node]) -> list:
         prim = node.prim
         ct = cts if prim.multiple_results else cts[0]
         needed = tuple(p is not None for p in node.parents)
-        cts_in = prim.vjp(ct, node.out, *node.saved, needed=needed, **node.params)
+        if node.provenance is None and not provenance.recording:
+            cts_in = prim.vjp(ct, node.out, *node.saved, needed=needed, **node.params)
+        else:  # what the rule makes points back at the primal op
+            previous, provenance.context = provenance.context, _in_backward(node)
+            try:
+                cts_in = prim.vjp(ct, node.out, *node.saved, needed=needed, **node.params)
+            finally:
+                provenance.context = previous
         for parent, ct_in in zip(node.parents, cts_in):
             if parent is not None and ct_in is not None:
                 accumulate(parent[0], parent[1], ct_in)
     return [acc.get(id(n), [None])[0] for n in inputs]
+
+
+def _in_backward(node: Node) -> provenance.Provenance:
+    """The provenance of what ``node``'s VJP rule makes: the primal op's
+    line and scope, in the backward pass."""
+    where = node.provenance
+    if where is None:
+        where = provenance.Provenance(None, 0, "", provenance.current_scope())
+    return where.in_rule(f"the VJP rule of {node.prim.name}", "backward")
 
 
 def vjp_flat(f: Callable, primals: list) -> tuple[list, Callable]:
@@ -201,5 +222,6 @@ def vjp_graph(graph: Graph) -> tuple[Graph, Graph, list[bool]]:
                     joint.outs[:n_out] + residuals))
     bwd = dce(Graph(residuals + cts, joint.const_vars, joint.consts, bwd_eqns,
                     joint.outs[n_out:]))
+    fwd.derived["stage"], bwd.derived["stage"] = "forward", "backward"  # for NaN reports
     entry = graph.derived["vjp split"] = (checked(fwd), checked(bwd), nonzero)
     return entry
