@@ -25,7 +25,7 @@ import inspect
 import logging
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import mlx.core as mx
 import numpy as np
@@ -181,6 +181,7 @@ def jit(
 
     cache.jitted = jitted
     _CACHES.add(cache)
+    jitted.trace = cache.traced
     jitted.trace_count = 0
     jitted.cache_size = cache.size
     jitted.clear_cache = cache.clear
@@ -427,6 +428,29 @@ class _Cache:
             lane = self.lanes[lane_key, fast_cpu_math] = _Lane(treedef, self.executables)
         return lane
 
+    def traced(self, *args: Any, **kwargs: Any) -> Traced:
+        """The staged graph of a call with these arguments (arrays,
+        ``ShapeDtypeStruct``s, Python scalars; static arguments as for a
+        call), staging it if its signature is new, as ``jitted.trace(...)``
+        in JAX; nothing runs."""
+        statics, dyn_args, dyn_kwargs = self.arguments.split(args, kwargs)
+        leaves, treedef = tree.flatten((dyn_args, dyn_kwargs),
+                                       is_leaf=lambda x: isinstance(x, ShapeDtypeStruct))
+        specs = {i: x for i, x in enumerate(leaves) if isinstance(x, ShapeDtypeStruct)}
+        stand_ins = [mx.zeros((), x.dtype) if i in specs else x for i, x in enumerate(leaves)]
+        avals = list(self._leaf_avals(stand_ins, treedef, statics, len(args)))
+        for i, spec in specs.items():
+            avals[i] = (tuple(spec.shape), spec.dtype)
+        key = (treedef, statics, tuple(avals), config.fast_cpu_math)
+        exe = self.executables.get(key)
+        if exe is None:
+            exe, hoisted = self.trace(key, treedef, len(args), stand_ins)
+            if hoisted:
+                raise ValueError(f"trace: {self.arguments.fname!r} closes over values traced "
+                                 "by an enclosing transform")
+        in_names = [self.arguments.leaf_name(len(args), p) for p in treedef.paths()]
+        return Traced(exe.graph, treedef, exe.out_tree, in_names, [len(a) == 3 for a in avals])
+
     def lookup(self, args: tuple, kwargs: dict) -> Any:
         """The output structure of a call whose signature has been staged."""
         return self.executables[self.signature(args, kwargs)[0]].out_tree
@@ -438,6 +462,19 @@ class _Cache:
         self.executables.clear()
         self.last_keys.clear()
         self.lanes.clear()
+
+
+class Traced(NamedTuple):
+    """A jitted function staged for one call signature (``jitted.trace``):
+    its simplified graph, the tree of its dynamic arguments
+    ``(args, kwargs)``, the tree of its result, the arguments' leaves'
+    names and which of them are weakly typed (Python scalars)."""
+
+    graph: Graph
+    in_tree: Any
+    out_tree: Any
+    in_names: list[str]
+    weak: list[bool]
 
 
 class _Lane:
