@@ -45,6 +45,18 @@ __all__ = ["Executable", "executable", "compilable", "segmented", "compiling", "
 
 logger = logging.getLogger("ftorch.jit")
 
+#: Who hears of jit's traces and compilations (the profiler): each is called
+#: ``listener(event, graph, seconds)``, with ``event`` ``"trace"`` (``ft.jit``
+#: staged a new signature: a cache miss) or ``"compile"`` (an executable's
+#: first call in its compiled tier, evaluated). Empty, nothing is timed.
+listeners: list[Callable[[str, Graph, float], None]] = []
+
+
+def tell(event: str, graph: Graph, seconds: float) -> None:
+    """Tell the ``listeners`` that ``event`` took ``seconds`` for ``graph``."""
+    for listener in listeners:
+        listener(event, graph, seconds)
+
 
 class Executable:
     """One staged graph and how it runs on arrays (see the module).
@@ -77,6 +89,8 @@ class Executable:
     def __call__(self, *args: mx.array) -> list:
         """The graph's outputs on ``args``, in the tier the policy says now."""
         if self._compiled is not None or self._compile_due():
+            if self._compiled is None and listeners:
+                return self._first_compiled_call(args)
             return self.compiled(*args)
         if not needs_host(self.graph):
             return self.lowering(*args)
@@ -86,6 +100,16 @@ class Executable:
             return self.lowering(*args)
         finally:
             _TIER.reset(token)
+
+    def _first_compiled_call(self, args: tuple) -> list:
+        """The compiled tier's first call, evaluated and timed for the
+        ``listeners``: ``mx.compile`` traces the lowering and builds its
+        kernels in it, and runs it once."""
+        start = time.perf_counter()
+        outs = self.compiled(*args)
+        mx.eval(outs)
+        tell("compile", self.graph, time.perf_counter() - start)
+        return outs
 
     @property
     def compiled(self) -> Callable:

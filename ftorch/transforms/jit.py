@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -43,7 +44,7 @@ from ftorch.core import (
 )
 from ftorch.core import primitive as observed_calls
 from ftorch.graph import Graph, needs_host, simplify
-from ftorch.transforms.executable import Executable, executable, in_tier
+from ftorch.transforms.executable import Executable, executable, in_tier, listeners, tell
 from ftorch.transforms.jvp import jvp_graph
 from ftorch.transforms.staging import checked, stage
 from ftorch.transforms.vjp import vjp_graph
@@ -73,10 +74,12 @@ jit_p.def_lowering(
 
 
 def _inherit(graph: Graph, *derived: Graph) -> None:
-    """Graphs derived from a jitted function's graph follow its compile_after."""
-    if "compile after" in graph.derived:
-        for d in derived:
-            d.derived["compile after"] = graph.derived["compile after"]
+    """Graphs derived from a jitted function's graph follow its compile_after
+    and carry its name (for the profiler)."""
+    for key in ("compile after", "name"):
+        if key in graph.derived:
+            for d in derived:
+                d.derived[key] = graph.derived[key]
 
 
 @jit_p.def_jvp
@@ -395,6 +398,7 @@ class _Cache:
         closes over tracers of enclosing transforms (then ``hoisted``, their
         values for this call, are the graph's leading inputs)."""
         fname = self.arguments.fname
+        start = time.perf_counter()
         _log_trace(fname, key, self.last_keys)
         self.jitted.trace_count += 1
         flat_f, out_info = api_util.flatten_fun(self.arguments.with_statics(nargs, key[1]), treedef,
@@ -411,8 +415,11 @@ class _Cache:
         exe = Executable(graph, out_info.value, self.compile_after,
                          None if lane is None else lane.function)
         graph.derived["executable"] = exe  # jit_p's impl runs the same one
+        graph.derived["name"] = fname
         if not hoisted:
             self.executables[key] = exe
+        if listeners:
+            tell("trace", graph, time.perf_counter() - start)
         return exe, hoisted
 
     def _has_lane(self, key: tuple, hoisted: list, leaves: list) -> bool:
