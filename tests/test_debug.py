@@ -44,8 +44,14 @@ def _scenarios(dbg, np_, lax_, T):
         dbg.print("second {}", y)
         return y
 
+    def plain(x):
+        dbg.print("values", x, np_.sum(x), skip_format_check=True, ordered=True)
+        dbg.print(ordered=True)("two-call {a}", a=x * 2.0)
+        return x
+
     return {
         "jit": lambda x: T.jit(f)(x),
+        "no placeholders, two-call form": lambda x: T.jit(plain)(x),
         "vmap": lambda x: T.vmap(f)(np_.stack([x, x + 1.0])),
         "jit of vmap": lambda x: T.jit(T.vmap(f))(np_.stack([x, x * 3.0])),
         "grad": lambda x: T.grad(f)(x),
@@ -159,7 +165,21 @@ def test_breakpoint_opens_pdb_with_the_run_time_values(monkeypatch, capsys):
     assert "[3.0, 6.0]" in out and "'here'" in out and "test_debug.py" in out
 
 
+def test_debug_log_records_the_callers_line(caplog):
+    caplog.set_level("INFO", logger="ftorch.debug")
+    ft.jit(lambda x: ft.debug.log("x = {}", x) or x)(mx.array(2.0))
+    (record,) = caplog.records
+    assert record.getMessage() == "x = 2.0" and record.levelname == "INFO"
+    assert record.pathname == __file__ and record.lineno == inspect.currentframe().f_lineno - 3
+
+
 def test_debug_print_rejects_a_bad_format():
+    with pytest.raises(ValueError, match=r"keyword arguments \['y'\] are not used"):
+        ft.debug.print("{x}", x=mx.ones(1), y=mx.ones(1))
+    with pytest.raises(ValueError, match="asks for"):
+        ft.debug.print("{} {}", mx.ones(1))
+    with pytest.raises(ValueError, match=r"positional arguments \[1\] are not used"):
+        ft.debug.print("{}", mx.ones(1), mx.ones(1))
     with pytest.raises(ValueError, match="bad format string"):
         ft.debug.print("{", mx.ones(1))
     with pytest.raises(TypeError, match="fmt must be a str"):
