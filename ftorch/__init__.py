@@ -47,6 +47,7 @@ from ftorch.serialization import load, save
 from ftorch import distributed
 from ftorch import amp
 from ftorch import debug
+from ftorch import profiler
 from ftorch import export
 from ftorch.transforms import float_checks as _float_checks  # noqa: F401  (the NaN checks)
 from ftorch.backend.blas import set_threads as set_blas_threads
@@ -87,6 +88,7 @@ __all__ = [
     "scipy", "ops", "test_util", "extend",
     "custom_jvp", "custom_vjp", "custom_batching", "checkpoint", "remat", "checkpoint_name",
     "checkpoint_policies", "save", "load", "set_blas_threads", "distributed", "amp", "debug",
+    "profiler",
     "export",
     "jacobian", "linear_transpose", "fwd_and_bwd", "custom_gradient", "closure_convert",
     "pure_callback", "tree_util", "block_until_ready", "device_put", "device_get", "devices",
