@@ -146,6 +146,7 @@ def train(args: argparse.Namespace) -> str:
             key = random.fold_in(key_dropout, step)
             if args.distributed:  # each process its own dropout masks
                 key = random.fold_in(key, rank)
+            mx.reset_peak_memory()  # the bar shows each step's peak
             params, state, opt_state, loss, correct = train_step(
                 params, state, opt_state, batch, key)
             total_loss += loss.item() * len(batch["y"])
@@ -156,7 +157,7 @@ def train(args: argparse.Namespace) -> str:
             bar.set_postfix(epoch=epoch + 1, loss=f"{total_loss / seen:.4f}",
                             train_acc=f"{total_correct / seen:.3f}",
                             lr=f"{opt_state.hyperparams['learning_rate'].item():.2e}",
-                            refresh=False)
+                            mem=f"{mx.get_peak_memory() / 2**20:.1f}MiB", refresh=False)
             bar.update(1)
         if args.distributed:  # cheap: one checksum per leaf, all gathered at once
             dist.check_identical({"params": params, "state": state})
