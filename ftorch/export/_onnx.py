@@ -31,14 +31,22 @@ primitive), written against MLX's semantics where ONNX's differ:
 - higher-order primitives: ``jit``, ``remat`` and the custom-rule calls
   (``custom_jvp_call``, ``custom_vjp_call``, ``custom_vmap_call``: the
   primal function) are inlined; ``cond`` runs every branch and selects, as
-  jit's own lowering does; ``scan`` becomes an ONNX ``Scan``.
+  jit's own lowering does; ``scan`` becomes an ONNX ``Scan`` and ``while`` an
+  ONNX ``Loop`` (their bodies read constants from the enclosing graph).
 
-Not mapped (``NotImplementedError`` naming the primitive): loops whose trip
-count depends on data (``while``), host callbacks, random sampling,
-decompositions and solves, FFTs, complex numbers, quantization, collectives,
-the special functions ONNX has no operator for (``lgamma``, ``erfinv``, ...),
-bit manipulation beyond and/or/xor/not, and ``rope``. Whatever is not in
-``MAPPINGS`` raises rather than export a model that computes something else.
+The sign of a zero result is not kept everywhere: onnxruntime's ``Where``
+gives 0.0 for a -0.0 it selects from its first operand, and its ``Relu``
+passes -0.0 through where MLX gives 0.0.
+
+Not mapped (``NotImplementedError`` naming the primitive): host callbacks
+(``pure_callback``, ``debug_callback``), random sampling (ONNX's generators
+take no keys), decompositions, solves and matrix functions, FFTs, complex
+numbers, quantization, collectives, the special functions ONNX has no
+operator for (``lgamma``, ``erfinv``, ``erfc``, ...), ``arctan2``,
+``cumprod``/``cummax``/``cummin``, bit manipulation beyond and/or/xor/not
+(shifts, bitcasts, ``copysign``, ``nextafter``), ``reduce_precision`` and
+``rope``. Whatever is not in ``MAPPINGS`` raises rather than export a model
+that computes something else.
 """
 
 from __future__ import annotations
@@ -470,6 +478,18 @@ def _nan_wins(e: _Equation, x: str, y: str, axes: Sequence[int], keepdims: bool,
     if not is_floating(dtype):
         return y
     return e.node("Where", [_has_nan(e, x, axes, keepdims), e.scalar(math.nan, dtype), y])
+
+
+def _arg_extreme_index(e: _Equation, x: str, axis: int, keepdims: bool, op: str = "ArgMax",
+                       floating: bool = True) -> str:
+    """``ArgMax``/``ArgMin`` (int64) at the first extreme, or at the first NaN
+    where there is one (MLX's: a NaN wins; ONNX's skip NaNs)."""
+    idx = e.node(op, [x], axis=axis, keepdims=int(keepdims), select_last_index=0)
+    if not floating:
+        return idx
+    nans = e.cast(e.node("IsNaN", [x]), mx.bool_, mx.int32)
+    first_nan = e.node("ArgMax", [nans], axis=axis, keepdims=int(keepdims), select_last_index=0)
+    return e.node("Where", [_has_nan(e, x, (axis,), keepdims), first_nan, idx])
 
 
 def _signbit(e: _Equation, x: str, dtype: mx.Dtype) -> str:
@@ -907,18 +927,12 @@ def _moment(root: bool) -> Callable[[_Equation], str]:
 
 
 def _arg_extreme(op: str) -> Callable[[_Equation], str]:
-    """``ArgMax``/``ArgMin`` at the first extreme; a NaN, the first NaN
-    (MLX's: it wins), cast to the result's dtype (uint32)."""
+    """``ArgMax``/``ArgMin`` as MLX takes them (``_arg_extreme_index``), cast
+    to the result's dtype (uint32)."""
 
     def mapping(e: _Equation) -> str:
-        axis, keepdims = e.params["axis"], e.params["keepdims"]
-        x = e.x(0)
-        idx = e.node(op, [x], axis=axis, keepdims=int(keepdims), select_last_index=0)
-        if is_floating(e.dtype(0)):
-            nans = e.cast(e.node("IsNaN", [x]), mx.bool_, mx.int32)
-            first_nan = e.node("ArgMax", [nans], axis=axis, keepdims=int(keepdims),
-                               select_last_index=0)
-            idx = e.node("Where", [_has_nan(e, x, (axis,), keepdims), first_nan, idx])
+        idx = _arg_extreme_index(e, e.x(0), e.params["axis"], e.params["keepdims"], op,
+                                 is_floating(e.dtype(0)))
         return e.cast(idx, mx.int64, e.out_dtype)
 
     return mapping
@@ -1238,16 +1252,26 @@ def _lowest(dtype: mx.Dtype) -> Any:
 
 def _max_pool(e: _Equation) -> str:
     """``MaxPool`` of the input padded with ``-inf`` (explicitly: ONNX limits
-    pads to less than a window); NaN where a window holds one."""
+    pads to less than a window); NaN where a window holds one, ``-inf`` where
+    it holds nothing else (MLX's)."""
     window, stride, padding = e.params["window"], e.params["stride"], e.params["padding"]
     dtype, nd = e.out_dtype, len(window)
     x = _padded_spatial(e, e.x(0, dtype), padding, _lowest(dtype), dtype)
     x = _transpose(e, x, _channels_first(nd))
-    y = e.node("MaxPool", [x], kernel_shape=list(window), strides=list(stride))
+    pool = dict(kernel_shape=list(window), strides=list(stride))
+    y = e.node("MaxPool", [x], **pool)
     if is_floating(dtype):
-        nans = e.cast(e.node("IsNaN", [x]), mx.bool_, dtype)
-        found = e.node("MaxPool", [nans], kernel_shape=list(window), strides=list(stride))
-        y = e.node("Where", [e.cast(found, dtype, mx.bool_), e.scalar(math.nan, dtype), y])
+        def anywhere(mask: str) -> str:  # whether a window holds a true entry of mask
+            found = e.node("MaxPool", [e.cast(mask, mx.bool_, dtype)], **pool)
+            return e.cast(found, dtype, mx.bool_)
+
+        # onnxruntime starts each window at the lowest finite value: a window
+        # of -inf only (the padding among them) gives that, not -inf.
+        lowest = e.scalar(float(mx.finfo(dtype).min), dtype)
+        floor_only = e.node("And", [e.node("Equal", [y, lowest]),
+                                    e.node("Not", [anywhere(e.node("Equal", [x, lowest]))])])
+        y = e.node("Where", [floor_only, e.scalar(-math.inf, dtype), y])
+        y = e.node("Where", [anywhere(e.node("IsNaN", [x])), e.scalar(math.nan, dtype), y])
     return _transpose(e, y, _channels_last(nd))
 
 
@@ -1284,18 +1308,6 @@ def _windows(e: _Equation, x: str, x_shape: Sequence[int], padding, table: np.nd
     return e.node("Gather", [flat, e.const(table, mx.int64)], axis=1)
 
 
-def _first_argmax(e: _Equation, x: str, axis: int, keepdims: bool, op: str = "ArgMax",
-                  floating: bool = True) -> str:
-    """``ArgMax``/``ArgMin`` at the first extreme, or at the first NaN where
-    there is one (MLX's: a NaN wins)."""
-    idx = e.node(op, [x], axis=axis, keepdims=int(keepdims), select_last_index=0)
-    if not floating:
-        return idx
-    nans = e.cast(e.node("IsNaN", [x]), mx.bool_, mx.int32)
-    first_nan = e.node("ArgMax", [nans], axis=axis, keepdims=int(keepdims), select_last_index=0)
-    return e.node("Where", [_has_nan(e, x, (axis,), keepdims), first_nan, idx])
-
-
 def _window_argmax(e: _Equation) -> tuple[str, np.ndarray, list[int], list[int]]:
     """Where each window of operand 1 (``x``, as ``max_pool`` takes them)
     first peaks, ``(N, n_windows, 1, C)`` int64; the windows' positions, the
@@ -1306,7 +1318,8 @@ def _window_argmax(e: _Equation) -> tuple[str, np.ndarray, list[int], list[int]]
     out = [(q - k) // s + 1 for q, k, s in zip(padded, window, stride)]
     table = _window_positions(padded, window, stride)
     windows = _windows(e, e.x(1), x_shape, padding, table, _lowest(dtype), dtype)
-    return _first_argmax(e, windows, 2, True, floating=is_floating(dtype)), table, padded, out
+    return (_arg_extreme_index(e, windows, 2, True, floating=is_floating(dtype)), table, padded,
+            out)
 
 
 def _max_pool_gather(e: _Equation) -> str:
