@@ -132,8 +132,8 @@ def _promoted(dtypes: Sequence[mx.Dtype], scalars: Sequence[Any] = ()) -> mx.Dty
 
 class _Builder:
     """The nodes and initializers of the model being written, and the names
-    in use. A ``Scan`` body is a child builder: its nodes are its own, its
-    constants and names the model's."""
+    in use. A loop body (``Scan``, ``Loop``) is a child builder: its nodes are
+    its own, its constants and names the model's."""
 
     def __init__(self, onnx_module: Any, parent: _Builder | None = None):
         self.onnx = onnx_module
@@ -600,7 +600,7 @@ def _floor_or_ceil(op: str) -> Callable[[_Equation], str]:
 
 
 def _sign(e: _Equation) -> str:
-    """ONNX ``Sign``, except that NaN and -0.0 give themselves (MLX's, JAX's)."""
+    """ONNX ``Sign``, except that NaN gives NaN and a zero itself (MLX's, JAX's)."""
     dtype = e.out_dtype
     x = e.x(0, dtype)
     s = e.node("Sign", [x])
@@ -1474,8 +1474,8 @@ def _body(e: _Equation, graph: Graph, outer: Sequence[str], loop_avals: Sequence
           extra_inputs: Sequence = (), extra_outputs: Callable | None = None):
     """A loop body as an ONNX graph: inputs typed by ``extra_inputs`` (name,
     aval) then ``loop_avals``, ``graph`` emitted on ``outer`` (outer-scope
-    values: consts) and those inputs; ``extra_outputs(builder, outs)`` may
-    add leading outputs."""
+    values: consts) and those inputs; ``extra_outputs(builder, inputs,
+    outputs)`` may add leading outputs, as (value, aval) pairs."""
     onnx = e.builder.onnx
     body = _Builder(onnx, e.builder)
     names = [body.fresh("in") for _ in loop_avals]
@@ -1504,6 +1504,11 @@ def _scan(e: _Equation) -> list[str]:
     graph, n_consts, n_carry, length = p["graph"], p["n_consts"], p["n_carry"], p["length"]
     ops = e.xs()
     consts, carry, xs = ops[:n_consts], ops[n_consts:n_consts + n_carry], ops[n_consts + n_carry:]
+    n_ys = len(graph.outs) - n_carry
+    if length == 0:  # onnxruntime's Scan cannot run no steps: the carry, and empty ys
+        return [e.node("Identity", [c]) for c in carry] + [
+            e.const(np.zeros(a.shape, _NUMPY_DTYPES.get(a.dtype, np.float32)), a.dtype)
+            for a in e.out_avals[n_carry:]]
     in_avals = graph.in_avals[n_consts:]
     dummy = []
     if not xs:
@@ -1511,11 +1516,10 @@ def _scan(e: _Equation) -> list[str]:
         dummy = [ShapeDtypeStruct((), mx.float32)]
     # The body takes the dummy input last and leaves it unused.
     body = _body(e, graph, consts, in_avals + dummy)
-    n_ys = len(graph.outs) - n_carry
     direction = int(p["reverse"])
+    directions = {"scan_output_directions": [direction] * n_ys} if n_ys else {}
     return e.node("Scan", carry + xs, n_carry + n_ys, body=body, num_scan_inputs=len(xs),
-                  scan_input_directions=[direction] * len(xs),
-                  scan_output_directions=[direction] * n_ys)
+                  scan_input_directions=[direction] * len(xs), **directions)
 
 
 def _while(e: _Equation) -> list[str]:
