@@ -38,6 +38,8 @@ NAMESPACES = {
     "jax.numpy.fft": "ftorch.numpy.fft",
     "jax.lax": "ftorch.lax",
     "jax.random": "ftorch.random",
+    "jax.debug": "ftorch.debug",
+    "jax.export": "ftorch.export",
     "jax.nn": "ftorch.nn.functional",
     "jax.nn.initializers": "ftorch.nn.initializers",
     "jax.scipy.linalg": "ftorch.scipy.linalg",

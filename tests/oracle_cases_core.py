@@ -251,6 +251,18 @@ UNCHECKED = {
     "jax.tree_util.KeyEntry": "a type alias",
     "jax.tree_util.KeyPath": "a type alias",
     "jax.tree_util.flatten_one_level_with_keys": "tests/test_tree.py",
+    "jax.debug_nans": "a context of the NaN checks: tests/test_debug.py checks their reports",
+    "jax.debug_infs": "a context of the Inf checks: tests/test_debug.py checks their reports",
+    "jax.debug.print": "tests/test_debug.py compares what it prints with jax.debug.print's "
+                       "under jit, vmap, grad and scan",
+    "jax.debug.log": "as debug.print, to a logger: tests/test_debug.py",
+    "jax.debug.callback": "a host call for its effect: tests/test_debug.py counts its calls "
+                          "under vmap, loops and branches",
+    "jax.debug.breakpoint": "opens pdb: tests/test_debug.py drives it",
+    **{f"jax.export.{n}": "exports to MLX's .mlxfn, not StableHLO: tests/test_export.py "
+                          "checks exported functions against the jitted ones"
+       for n in ["export", "Exported", "deserialize", "symbolic_shape", "symbolic_args_specs",
+                 "is_symbolic_dim", "default_export_platform"]},
 }
 
 

@@ -57,7 +57,8 @@ from ftorch.dtypes import to_mlx_dtype
 from ftorch.graph import Eqn, Graph, Literal, eqn_needs_host, subgraphs
 from ftorch.transforms.jit import jit
 
-__all__ = ["export", "Exported", "deserialize", "symbolic_shape"]
+__all__ = ["export", "Exported", "deserialize", "symbolic_shape", "symbolic_args_specs",
+           "is_symbolic_dim", "default_export_platform"]
 
 _MAGIC = b"FTORCH-EXPORTED\x00"
 _FORMAT_VERSION = 1
@@ -91,6 +92,59 @@ def symbolic_shape(spec: str) -> tuple[int | str, ...]:
             raise ValueError(f"symbolic_shape: {part!r} in {spec!r} is neither a size nor a "
                              "dimension name (an identifier)")
     return tuple(dims)
+
+
+def is_symbolic_dim(dim: Any) -> bool:
+    """Whether ``dim`` (an entry of a shape) is a named, symbolic dimension,
+    as ``jax.export.is_symbolic_dim``.
+
+    >>> from ftorch.export import is_symbolic_dim, symbolic_shape
+    >>> [is_symbolic_dim(d) for d in symbolic_shape("b, 3")]
+    [True, False]
+    """
+    return isinstance(dim, str)
+
+
+def symbolic_args_specs(args: Any, shapes_specs: Any) -> Any:
+    """``ShapeDtypeStruct``s for the arrays in ``args`` (a pytree), with the
+    shapes of ``shapes_specs`` (a string per array, ``"b, ..."``: ``...``
+    keeps the array's remaining sizes; a prefix tree of strings or None,
+    None keeping the array's shape), as ``jax.export.symbolic_args_specs``.
+
+    >>> import mlx.core as mx
+    >>> from ftorch.export import symbolic_args_specs
+    >>> symbolic_args_specs((mx.zeros((4, 3)), mx.zeros(2)), ("b, ...", None))
+    (ShapeDtypeStruct(shape=('b', 3), dtype=mlx.core.float32), \
+ShapeDtypeStruct(shape=(2,), dtype=mlx.core.float32))
+    """
+    def spec(x: Any, shapes: str | None) -> ShapeDtypeStruct:
+        shape = tuple(x.shape)
+        if shapes is None:
+            return ShapeDtypeStruct(shape, x.dtype)
+        text = shapes.replace("...", "_ELLIPSIS_")
+        dims = list(symbolic_shape(text))
+        if "_ELLIPSIS_" in dims:
+            at = dims.index("_ELLIPSIS_")
+            dims[at:at + 1] = shape[at:len(shape) - (len(dims) - at - 1)]
+        if len(dims) != len(shape):
+            raise ValueError(f"symbolic_args_specs: {shapes!r} has {len(dims)} dimensions, "
+                             f"the array {len(shape)}")
+        return ShapeDtypeStruct(tuple(dims), x.dtype)
+
+    return tree.map(spec, args, tree.broadcast(shapes_specs, args, is_leaf=lambda s: s is None
+                                               or isinstance(s, str)))
+
+
+def default_export_platform() -> str:
+    """The platform exported functions are made on, as
+    ``jax.export.default_export_platform``: MLX's default device type
+    (``"cpu"`` or ``"gpu"``; an ``.mlxfn`` runs on either).
+
+    >>> from ftorch.export import default_export_platform
+    >>> default_export_platform() in ("cpu", "gpu")
+    True
+    """
+    return "gpu" if mx.default_device().type == mx.gpu else "cpu"
 
 
 class Exported:
