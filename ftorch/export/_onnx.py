@@ -61,6 +61,7 @@ import numpy as np
 
 from ftorch.core import ShapeDtypeStruct, format_aval, is_floating
 from ftorch.graph import Eqn, Graph, Literal, Var, aval_of_atom, simplify
+from ftorch.primitives.conv import _lowest  # what max pooling pads with
 from ftorch.primitives.indexing import ARRAY, indexed_shape
 from ftorch.transforms.staging import stage
 
@@ -269,7 +270,7 @@ class _Equation:
 
     # Operands as ONNX values -----------------------------------------------
 
-    def x(self, i: int, dtype: mx.Dtype | None = None) -> str:
+    def operand(self, i: int, dtype: mx.Dtype | None = None) -> str:
         """Operand ``i`` as an ONNX value, cast to ``dtype`` if given."""
         atom = self.eqn.inputs[i]
         if isinstance(atom, Literal):
@@ -277,8 +278,8 @@ class _Equation:
         name = self.env[id(atom)]
         return name if dtype is None else self.builder.cast(name, atom.aval.dtype, dtype)
 
-    def xs(self, dtype: mx.Dtype | None = None) -> list[str]:
-        return [self.x(i, dtype) for i in range(self.n_in)]
+    def operands(self, dtype: mx.Dtype | None = None) -> list[str]:
+        return [self.operand(i, dtype) for i in range(self.n_in)]
 
     # Emitting --------------------------------------------------------------
 
@@ -456,7 +457,7 @@ def _names(names: Sequence[str] | None, kind: str, n: int) -> list[str]:
 
 
 def _bool(e: _Equation, i: int) -> str:
-    return e.x(i, mx.bool_)
+    return e.operand(i, mx.bool_)
 
 
 def _full(e: _Equation, value: Any, shape: Sequence[int], dtype: mx.Dtype) -> str:
@@ -541,7 +542,7 @@ def _in_result_dtype(op: str, **attrs: Any) -> Callable[[_Equation], str]:
     operands to it: ``sin`` of an integer array is float32)."""
 
     def mapping(e: _Equation) -> str:
-        return e.node(op, e.xs(e.out_dtype), **attrs)
+        return e.node(op, e.operands(e.out_dtype), **attrs)
 
     mapping.__doc__ = f"ONNX ``{op}`` on the operands cast to the result's dtype."
     return mapping
@@ -556,7 +557,7 @@ def _comparison(op: str, negate: bool = False) -> Callable[[_Equation], str]:
         dtype = e.promoted()
         if dtype == mx.bool_ and op != "Equal":
             dtype = mx.int32
-        out = e.node(op, e.xs(dtype))
+        out = e.node(op, e.operands(dtype))
         return e.node("Not", [out]) if negate else out
 
     return mapping
@@ -566,7 +567,7 @@ def _logical(op: str) -> Callable[[_Equation], str]:
     """A logical op on the operands' truth values."""
 
     def mapping(e: _Equation) -> str:
-        return e.node(op, e.xs(mx.bool_))
+        return e.node(op, e.operands(mx.bool_))
 
     return mapping
 
@@ -575,26 +576,26 @@ def _bitwise(op: str, bool_op: str) -> Callable[[_Equation], str]:
     """A bitwise op: its logical counterpart on booleans."""
 
     def mapping(e: _Equation) -> str:
-        return e.node(bool_op if e.out_dtype == mx.bool_ else op, e.xs(e.out_dtype))
+        return e.node(bool_op if e.out_dtype == mx.bool_ else op, e.operands(e.out_dtype))
 
     return mapping
 
 
 def _identity(e: _Equation) -> str:
     """No computation (stop_gradient, checkpoint_name, ...)."""
-    return e.node("Identity", [e.x(0)])
+    return e.node("Identity", [e.operand(0)])
 
 
 def _identities(e: _Equation) -> list[str]:
     """Each operand as it is (optimization_barrier)."""
-    return [e.node("Identity", [name]) for name in e.xs()]
+    return [e.node("Identity", [name]) for name in e.operands()]
 
 
 def _floor_or_ceil(op: str) -> Callable[[_Equation], str]:
     def mapping(e: _Equation) -> str:
         if not is_floating(e.out_dtype):  # integers are whole already
-            return e.node("Identity", [e.x(0, e.out_dtype)])
-        return e.node(op, [e.x(0, e.out_dtype)])
+            return e.node("Identity", [e.operand(0, e.out_dtype)])
+        return e.node(op, [e.operand(0, e.out_dtype)])
 
     return mapping
 
@@ -602,7 +603,7 @@ def _floor_or_ceil(op: str) -> Callable[[_Equation], str]:
 def _sign(e: _Equation) -> str:
     """ONNX ``Sign``, except that NaN gives NaN and a zero itself (MLX's, JAX's)."""
     dtype = e.out_dtype
-    x = e.x(0, dtype)
+    x = e.operand(0, dtype)
     s = e.node("Sign", [x])
     if not is_floating(dtype):
         return s
@@ -614,7 +615,7 @@ def _expm1(e: _Equation) -> str:
     ``(u - 1) * x / log(u)``; ``x`` where ``u == 1``, -1 where ``u - 1 == -1``,
     ``u`` where it is infinite)."""
     dtype = e.out_dtype
-    x = e.x(0, dtype)
+    x = e.operand(0, dtype)
     one = e.scalar(1, dtype)
     u = e.node("Exp", [x])
     um1 = e.node("Sub", [u, one])
@@ -627,23 +628,24 @@ def _expm1(e: _Equation) -> str:
 
 
 def _log1p_mapping(e: _Equation) -> str:
-    return _log1p(e, e.x(0, e.out_dtype), e.out_dtype)
+    return _log1p(e, e.operand(0, e.out_dtype), e.out_dtype)
 
 
 def _log_base(base: float) -> Callable[[_Equation], str]:
     def mapping(e: _Equation) -> str:
         dtype = e.out_dtype
-        return e.node("Div", [e.node("Log", [e.x(0, dtype)]), e.scalar(math.log(base), dtype)])
+        log = e.node("Log", [e.operand(0, dtype)])
+        return e.node("Div", [log, e.scalar(math.log(base), dtype)])
 
     return mapping
 
 
 def _rsqrt(e: _Equation) -> str:
-    return e.node("Reciprocal", [e.node("Sqrt", [e.x(0, e.out_dtype)])])
+    return e.node("Reciprocal", [e.node("Sqrt", [e.operand(0, e.out_dtype)])])
 
 
 def _square(e: _Equation) -> str:
-    x = e.x(0, e.out_dtype)
+    x = e.operand(0, e.out_dtype)
     return e.node("Mul", [x, x])
 
 
@@ -652,7 +654,7 @@ def _round(e: _Equation) -> str:
     ``round(x * 10**d) / 10**d`` as MLX computes it."""
     decimals = e.params["decimals"]
     dtype = e.out_dtype
-    x = e.x(0, dtype)
+    x = e.operand(0, dtype)
     if not is_floating(dtype):
         if decimals < 0:
             raise _unmapped(e.eqn, "an integer rounded to negative decimals")
@@ -666,19 +668,19 @@ def _round(e: _Equation) -> str:
 def _isnan(e: _Equation) -> str:
     if not is_floating(e.dtype(0)):
         return _full(e, False, e.out_shape, mx.bool_)
-    return e.node("IsNaN", [e.x(0)])
+    return e.node("IsNaN", [e.operand(0)])
 
 
 def _isinf(e: _Equation) -> str:
     if not is_floating(e.dtype(0)):
         return _full(e, False, e.out_shape, mx.bool_)
-    return e.node("IsInf", [e.x(0)])
+    return e.node("IsInf", [e.operand(0)])
 
 
 def _isfinite(e: _Equation) -> str:
     if not is_floating(e.dtype(0)):
         return _full(e, True, e.out_shape, mx.bool_)
-    x = e.x(0)
+    x = e.operand(0)
     return e.node("Not", [e.node("Or", [e.node("IsNaN", [x]), e.node("IsInf", [x])])])
 
 
@@ -688,15 +690,15 @@ def _logical_not(e: _Equation) -> str:
 
 def _invert(e: _Equation) -> str:
     if e.out_dtype == mx.bool_:
-        return e.node("Not", [e.x(0, mx.bool_)])
-    return e.node("BitwiseNot", [e.x(0, e.out_dtype)])
+        return e.node("Not", [e.operand(0, mx.bool_)])
+    return e.node("BitwiseNot", [e.operand(0, e.out_dtype)])
 
 
 def _cbrt(e: _Equation) -> str:
     """MLX's cube root as ftorch computes it: ``|x| ** (1/3)`` refined by one
     Newton step (kept where finite), with ``x``'s sign."""
     dtype = e.out_dtype
-    x = e.x(0, dtype)
+    x = e.operand(0, dtype)
     ax = e.node("Abs", [x])
     y = e.node("Pow", [ax, e.scalar(1.0 / 3.0, dtype)])
     y2 = e.node("Mul", [y, y])
@@ -721,7 +723,7 @@ def _floor_divide(e: _Equation) -> str:
     quotient with a remainder of the other sign than the divisor goes one
     lower; a zero divisor gives 0, as MLX."""
     dtype = e.out_dtype
-    a, b = e.x(0, dtype), e.x(1, dtype)
+    a, b = e.operand(0, dtype), e.operand(1, dtype)
     if is_floating(dtype):
         return e.node("Floor", [e.node("Div", [a, b])])
     safe, zero = _divide_guarded(e, b, dtype)
@@ -745,7 +747,7 @@ def _remainder(e: _Equation) -> str:
     """The remainder with the divisor's sign (Python's ``%``, MLX's). An
     integer remainder by zero gives the dividend, as MLX."""
     dtype = e.out_dtype
-    a, b = e.x(0, dtype), e.x(1, dtype)
+    a, b = e.operand(0, dtype), e.operand(1, dtype)
     if is_floating(dtype):
         r = e.node("Mod", [a, b], fmod=1)
         return e.node("Where", [_off_sign(e, r, b, dtype), e.node("Add", [r, b]), r])
@@ -757,7 +759,7 @@ def _rem(e: _Equation) -> str:
     """C's ``fmod``: the remainder with the dividend's sign; an integer
     remainder by zero is 0 (ftorch's ``rem``)."""
     dtype = e.out_dtype
-    a, b = e.x(0, dtype), e.x(1, dtype)
+    a, b = e.operand(0, dtype), e.operand(1, dtype)
     if is_floating(dtype):
         return e.node("Mod", [a, b], fmod=1)
     safe, zero = _divide_guarded(e, b, dtype)
@@ -768,7 +770,7 @@ def _logaddexp(e: _Equation) -> str:
     """``max + log1p(exp(-|x - y|))``; equal operands (two infinities of one
     sign among them) give ``x + log 2``."""
     dtype = e.out_dtype
-    a, b = e.x(0, dtype), e.x(1, dtype)
+    a, b = e.operand(0, dtype), e.operand(1, dtype)
     big = e.node("Max", [a, b])
     gap = e.node("Neg", [e.node("Abs", [e.node("Sub", [a, b])])])
     out = e.node("Add", [big, _log1p(e, e.node("Exp", [gap]), dtype)])
@@ -778,12 +780,12 @@ def _logaddexp(e: _Equation) -> str:
 
 def _where(e: _Equation) -> str:
     dtype = e.out_dtype
-    return e.node("Where", [_bool(e, 0), e.x(1, dtype), e.x(2, dtype)])
+    return e.node("Where", [_bool(e, 0), e.operand(1, dtype), e.operand(2, dtype)])
 
 
 def _astype(e: _Equation) -> str:
-    return e.node("Cast", [e.x(0)], to=_onnx_dtype(e.params["dtype"])) \
-        if e.dtype(0) != e.params["dtype"] else e.node("Identity", [e.x(0)])
+    return e.node("Cast", [e.operand(0)], to=_onnx_dtype(e.params["dtype"])) \
+        if e.dtype(0) != e.params["dtype"] else e.node("Identity", [e.operand(0)])
 
 
 # ----------------------------------------------------------------------------
@@ -796,7 +798,7 @@ def _gelu(e: _Equation) -> str:
     the tanh form ``x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2``, as the
     primitive defines them."""
     dtype = e.out_dtype
-    x = e.x(0, dtype)
+    x = e.operand(0, dtype)
     one = e.scalar(1.0, dtype)
     if e.params["approximate"]:
         cube = e.node("Mul", [e.node("Mul", [x, x]), x])
@@ -816,7 +818,7 @@ def _shifted_by_max(e: _Equation, x: str, axes: Sequence[int]) -> str:
 def _softmax(e: _Equation) -> str:
     """ONNX ``Softmax`` along one axis; over several, ``exp(x - max) / sum``."""
     dtype, axes = e.out_dtype, e.params["axes"]
-    x = e.x(0, dtype)
+    x = e.operand(0, dtype)
     if len(axes) == 1:
         return e.node("Softmax", [x], axis=axes[0])
     z = e.node("Exp", [_shifted_by_max(e, x, axes)])
@@ -827,7 +829,7 @@ def _log_softmax(e: _Equation) -> str:
     """ONNX ``LogSoftmax`` along one axis; over several,
     ``(x - max) - log(sum(exp(x - max)))``."""
     dtype, axes = e.out_dtype, e.params["axes"]
-    x = e.x(0, dtype)
+    x = e.operand(0, dtype)
     if len(axes) == 1:
         return e.node("LogSoftmax", [x], axis=axes[0])
     shifted = _shifted_by_max(e, x, axes)
@@ -840,7 +842,7 @@ def _logsumexp(e: _Equation) -> str:
     is infinite (so that all ``-inf`` gives ``-inf`` and a ``+inf`` gives
     ``+inf``)."""
     dtype, axes, keepdims = e.out_dtype, e.params["axes"], e.params["keepdims"]
-    x = e.x(0, dtype)
+    x = e.operand(0, dtype)
     if not axes:
         return e.node("Identity", [x])
     m = e.node("ReduceMax", [x, e.ints(axes)], keepdims=1)
@@ -862,7 +864,7 @@ def _reduction(op: str) -> Callable[[_Equation], str]:
 
     def mapping(e: _Equation) -> str:
         dtype, axes, keepdims = e.out_dtype, e.params["axes"], e.params["keepdims"]
-        x = e.x(0, dtype)
+        x = e.operand(0, dtype)
         if not axes:  # ONNX would reduce everything
             return e.node("Identity", [x])
         return e.node(op, [x, e.ints(axes)], keepdims=int(keepdims))
@@ -875,7 +877,7 @@ def _extreme_reduction(op: str) -> Callable[[_Equation], str]:
 
     def mapping(e: _Equation) -> str:
         dtype, axes, keepdims = e.out_dtype, e.params["axes"], e.params["keepdims"]
-        x = e.x(0, dtype)
+        x = e.operand(0, dtype)
         if not axes:
             return e.node("Identity", [x])
         if dtype == mx.bool_:  # ONNX has no boolean max: as int32
@@ -893,7 +895,7 @@ def _truth_reduction(op: str) -> Callable[[_Equation], str]:
 
     def mapping(e: _Equation) -> str:
         axes, keepdims = e.params["axes"], e.params["keepdims"]
-        truth = e.cast(e.x(0, mx.bool_), mx.bool_, mx.int32)
+        truth = e.cast(e.operand(0, mx.bool_), mx.bool_, mx.int32)
         if not axes:
             return e.cast(truth, mx.int32, mx.bool_)
         y = e.node(op, [truth, e.ints(axes)], keepdims=int(keepdims))
@@ -909,7 +911,7 @@ def _moment(root: bool) -> Callable[[_Equation], str]:
     def mapping(e: _Equation) -> str:
         dtype, axes = e.out_dtype, e.params["axes"]
         keepdims, ddof = e.params["keepdims"], e.params["ddof"]
-        x = e.x(0, dtype)
+        x = e.operand(0, dtype)
         shape = e.shape(0)
         n = math.prod(shape[a] for a in axes)
         if axes:
@@ -931,7 +933,7 @@ def _arg_extreme(op: str) -> Callable[[_Equation], str]:
     to the result's dtype (uint32)."""
 
     def mapping(e: _Equation) -> str:
-        idx = _arg_extreme_index(e, e.x(0), e.params["axis"], e.params["keepdims"], op,
+        idx = _arg_extreme_index(e, e.operand(0), e.params["axis"], e.params["keepdims"], op,
                                  is_floating(e.dtype(0)))
         return e.cast(idx, mx.int64, e.out_dtype)
 
@@ -940,7 +942,7 @@ def _arg_extreme(op: str) -> Callable[[_Equation], str]:
 
 def _cumsum(e: _Equation) -> str:
     dtype = e.out_dtype
-    return e.node("CumSum", [e.x(0, dtype), e.scalar(e.params["axis"], mx.int64)],
+    return e.node("CumSum", [e.operand(0, dtype), e.scalar(e.params["axis"], mx.int64)],
                   exclusive=int(not e.params["inclusive"]), reverse=int(e.params["reverse"]))
 
 
@@ -950,15 +952,15 @@ def _cumsum(e: _Equation) -> str:
 
 
 def _reshape_mapping(e: _Equation) -> str:
-    return _reshape(e, e.x(0), e.params["shape"])
+    return _reshape(e, e.operand(0), e.params["shape"])
 
 
 def _transpose_mapping(e: _Equation) -> str:
-    return e.node("Transpose", [e.x(0)], perm=list(e.params["axes"]))
+    return e.node("Transpose", [e.operand(0)], perm=list(e.params["axes"]))
 
 
 def _broadcast_to(e: _Equation) -> str:
-    return e.node("Expand", [e.x(0), e.ints(e.params["shape"])])
+    return e.node("Expand", [e.operand(0), e.ints(e.params["shape"])])
 
 
 def _slice_bounds(slices: Sequence[tuple]) -> tuple[list, list, list, list]:
@@ -974,14 +976,14 @@ def _slice_bounds(slices: Sequence[tuple]) -> tuple[list, list, list, list]:
 
 
 def _static_slice(e: _Equation) -> str:
-    return _slice(e, e.x(0), *_slice_bounds(e.params["slices"]))
+    return _slice(e, e.operand(0), *_slice_bounds(e.params["slices"]))
 
 
 def _slice_transpose(e: _Equation) -> str:
     """Zeros with the cotangent at the sliced positions: a ``Pad`` for unit
     steps, else a ``ScatterND`` at the positions' index grid."""
     slices, shape, dtype = e.params["slices"], e.params["shape"], e.out_dtype
-    ct = e.x(0, dtype)
+    ct = e.operand(0, dtype)
     if all(step == 1 for _, _, step in slices):
         before = [s[0] for s in slices] + [0] * (len(shape) - len(slices))
         after = [d - s[1] for s, d in zip(slices, shape)] + [0] * (len(shape) - len(slices))
@@ -993,13 +995,13 @@ def _slice_transpose(e: _Equation) -> str:
 
 
 def _concatenate(e: _Equation) -> str:
-    return e.node("Concat", e.xs(e.out_dtype), axis=e.params["axis"])
+    return e.node("Concat", e.operands(e.out_dtype), axis=e.params["axis"])
 
 
 def _split(e: _Equation) -> list[str]:
     """Each piece a ``Slice`` (pieces may be empty, which ``Split`` refuses)."""
     axis, indices = e.params["axis"], e.params["indices"]
-    x = e.x(0)
+    x = e.operand(0)
     bounds = [0, *indices, e.shape(0)[axis]]
     return [_slice(e, x, [lo], [hi], [axis]) for lo, hi in zip(bounds, bounds[1:])]
 
@@ -1007,14 +1009,14 @@ def _split(e: _Equation) -> list[str]:
 def _pad(e: _Equation) -> str:
     pad_width = e.params["pad_width"]
     dtype = e.out_dtype
-    value = _reshape(e, e.x(1, dtype), ())
+    value = _reshape(e, e.operand(1, dtype), ())
     pads = [lo for lo, _ in pad_width] + [hi for _, hi in pad_width]
-    return e.node("Pad", [e.x(0, dtype), e.ints(pads), value])
+    return e.node("Pad", [e.operand(0, dtype), e.ints(pads), value])
 
 
 def _roll(e: _Equation) -> str:
     """Each axis's shift as a slice of the tail before the head."""
-    x = e.x(0)
+    x = e.operand(0)
     shape = e.shape(0)
     for shift, axis in zip(e.params["shift"], e.params["axes"]):
         n = shape[axis]
@@ -1033,7 +1035,7 @@ def _roll(e: _Equation) -> str:
 def _as_index(e: _Equation, i: int, size: int) -> str:
     """Index operand ``i`` as int64, a negative entry counted from the end of
     an axis of ``size`` (MLX takes entries in ``[-size, size)``)."""
-    idx = e.x(i, mx.int64)
+    idx = e.operand(i, mx.int64)
     if e.dtype(i) in (mx.uint8, mx.uint16, mx.uint32, mx.uint64, mx.bool_):
         return idx
     negative = e.node("Less", [idx, e.scalar(0, mx.int64)])
@@ -1098,9 +1100,9 @@ def _gather(e: _Equation) -> str:
     axis = len(spec) - 1
     if (spec[-1] == ARRAY and spec.count(ARRAY) == 1
             and all(s == (0, d, 1) for s, d in zip(spec[:-1], x_shape))):
-        return e.node("Gather", [e.x(0), _as_index(e, 1, x_shape[axis])], axis=axis)
+        return e.node("Gather", [e.operand(0), _as_index(e, 1, x_shape[axis])], axis=axis)
     grid, _ = _index_grid(e, x_shape, spec, 1)
-    return e.node("GatherND", [e.x(0), grid])
+    return e.node("GatherND", [e.operand(0), grid])
 
 
 def _scatter(reduction: str, reciprocal: bool = False) -> Callable[[_Equation], str]:
@@ -1111,11 +1113,11 @@ def _scatter(reduction: str, reciprocal: bool = False) -> Callable[[_Equation], 
 
     def mapping(e: _Equation) -> str:
         dtype, spec, x_shape = e.out_dtype, e.params["spec"], e.shape(0)
-        x = e.x(0, dtype)
+        x = e.operand(0, dtype)
         grid, out_shape = _index_grid(e, x_shape, spec, 2)
         if 0 in out_shape:  # nothing indexed: MLX leaves x as it is
             return e.node("Identity", [x])
-        v, v_shape = e.x(1, dtype), e.shape(1)
+        v, v_shape = e.operand(1, dtype), e.shape(1)
         if len(v_shape) > len(out_shape):  # leading length-1 axes of the values
             v = _reshape(e, v, v_shape[len(v_shape) - len(out_shape):])
         if reciprocal:
@@ -1131,7 +1133,7 @@ def _take_along_axis(e: _Equation) -> str:
     """``GatherElements`` on ``x`` and the indices broadcast to the result's
     shape (but along ``axis``)."""
     axis, x_shape, out_shape = e.params["axis"], e.shape(0), e.out_shape
-    x = e.x(0)
+    x = e.operand(0)
     widened = tuple(d if a == axis else n for a, (d, n) in enumerate(zip(x_shape, out_shape)))
     if widened != x_shape:
         x = e.node("Expand", [x, e.ints(widened)])
@@ -1142,8 +1144,8 @@ def _take_along_axis(e: _Equation) -> str:
 def _starts(e: _Equation, first: int, count: int) -> str:
     """Operands ``first`` to ``first + count`` (0-d start indices) as one
     int64 vector."""
-    return e.node("Concat", [_reshape(e, e.x(first + i, mx.int64), (1,)) for i in range(count)],
-                  axis=0)
+    starts = [_reshape(e, e.operand(first + i, mx.int64), (1,)) for i in range(count)]
+    return e.node("Concat", starts, axis=0)
 
 
 def _dynamic_slice(e: _Equation) -> str:
@@ -1151,7 +1153,7 @@ def _dynamic_slice(e: _Equation) -> str:
     functions clamp them); axes without a start are taken from 0."""
     sizes, x_shape = e.params["sizes"], e.shape(0)
     n_starts = e.n_in - 1
-    x = e.x(0)
+    x = e.operand(0)
     if n_starts:
         starts = _starts(e, 1, n_starts)
         ends = e.node("Add", [starts, e.ints(sizes[:n_starts])])
@@ -1168,18 +1170,18 @@ def _dynamic_update_slice(e: _Equation) -> str:
     dtype, u_shape = e.out_dtype, e.shape(1)
     n_starts, rank = e.n_in - 2, len(u_shape)
     if 0 in u_shape:
-        return e.node("Identity", [e.x(0, dtype)])
+        return e.node("Identity", [e.operand(0, dtype)])
     columns = []
     for a, d in enumerate(u_shape):
         dims = [1] * rank
         dims[a] = d
         offsets = e.const(np.arange(d, dtype=np.int64).reshape(dims), mx.int64)
         if a < n_starts:
-            offsets = e.node("Add", [offsets, e.x(2 + a, mx.int64)])
+            offsets = e.node("Add", [offsets, e.operand(2 + a, mx.int64)])
         columns.append(e.node("Expand", [e.node("Unsqueeze", [offsets, e.ints([-1])]),
                                          e.ints(list(u_shape) + [1])]))
     grid = columns[0] if len(columns) == 1 else e.node("Concat", columns, axis=-1)
-    return e.node("ScatterND", [e.x(0, dtype), grid, e.x(1, dtype)])
+    return e.node("ScatterND", [e.operand(0, dtype), grid, e.operand(1, dtype)])
 
 
 # ----------------------------------------------------------------------------
@@ -1221,10 +1223,10 @@ def _conv_general(e: _Equation) -> str:
     p, dtype = e.params, e.out_dtype
     x_shape, w_shape = e.shape(0), e.shape(1)
     nd = len(x_shape) - 2
-    x = _transpose(e, e.x(0, dtype), _channels_first(nd))
+    x = _transpose(e, e.operand(0, dtype), _channels_first(nd))
     shape = [x_shape[i] for i in _channels_first(nd)]
     x = _dilate(e, x, shape, p["input_dilation"])
-    w = _transpose(e, e.x(1, dtype), _channels_first(nd))
+    w = _transpose(e, e.operand(1, dtype), _channels_first(nd))
     if p["flip"]:
         w = _slice(e, w, [-1] * nd, [_INT64_MIN] * nd, list(range(2, nd + 2)), [-1] * nd)
     lo, hi = p["padding"]
@@ -1243,20 +1245,13 @@ def _padded_spatial(e: _Equation, x: str, padding: Sequence[tuple[int, int]], va
     return e.node("Pad", [x, e.ints(before + after), e.scalar(value, dtype)])
 
 
-def _lowest(dtype: mx.Dtype) -> Any:
-    """What max pooling pads with (ftorch's ``_lowest``)."""
-    if is_floating(dtype):
-        return -math.inf
-    return False if dtype == mx.bool_ else mx.iinfo(dtype).min
-
-
 def _max_pool(e: _Equation) -> str:
     """``MaxPool`` of the input padded with ``-inf`` (explicitly: ONNX limits
     pads to less than a window); NaN where a window holds one, ``-inf`` where
     it holds nothing else (MLX's)."""
     window, stride, padding = e.params["window"], e.params["stride"], e.params["padding"]
     dtype, nd = e.out_dtype, len(window)
-    x = _padded_spatial(e, e.x(0, dtype), padding, _lowest(dtype), dtype)
+    x = _padded_spatial(e, e.operand(0, dtype), padding, _lowest(dtype), dtype)
     x = _transpose(e, x, _channels_first(nd))
     pool = dict(kernel_shape=list(window), strides=list(stride))
     y = e.node("MaxPool", [x], **pool)
@@ -1280,7 +1275,7 @@ def _avg_pool(e: _Equation) -> str:
     window's size (``mlx.nn.AvgPool``)."""
     window, stride, padding = e.params["window"], e.params["stride"], e.params["padding"]
     dtype, nd = e.out_dtype, len(window)
-    x = _padded_spatial(e, e.x(0, dtype), padding, 0, dtype)
+    x = _padded_spatial(e, e.operand(0, dtype), padding, 0, dtype)
     x = _transpose(e, x, _channels_first(nd))
     y = e.node("AveragePool", [x], kernel_shape=list(window), strides=list(stride))
     return _transpose(e, y, _channels_last(nd))
@@ -1317,7 +1312,7 @@ def _window_argmax(e: _Equation) -> tuple[str, np.ndarray, list[int], list[int]]
     padded = [n + lo + hi for n, (lo, hi) in zip(x_shape[1:-1], padding)]
     out = [(q - k) // s + 1 for q, k, s in zip(padded, window, stride)]
     table = _window_positions(padded, window, stride)
-    windows = _windows(e, e.x(1), x_shape, padding, table, _lowest(dtype), dtype)
+    windows = _windows(e, e.operand(1), x_shape, padding, table, _lowest(dtype), dtype)
     return (_arg_extreme_index(e, windows, 2, True, floating=is_floating(dtype)), table, padded,
             out)
 
@@ -1326,7 +1321,7 @@ def _max_pool_gather(e: _Equation) -> str:
     """``t`` read where each window of ``x`` first peaks."""
     x_shape, dtype = e.shape(1), e.out_dtype
     idx, table, _, out = _window_argmax(e)
-    t_windows = _windows(e, e.x(0, dtype), x_shape, e.params["padding"], table, 0, dtype)
+    t_windows = _windows(e, e.operand(0, dtype), x_shape, e.params["padding"], table, 0, dtype)
     picked = e.node("GatherElements", [t_windows, idx], axis=2)
     return _reshape(e, picked, (x_shape[0], *out, x_shape[-1]))
 
@@ -1341,7 +1336,7 @@ def _max_pool_scatter(e: _Equation) -> str:
                                   e.ints([n, *table.shape, c])])
     targets = _reshape(e, e.node("GatherElements", [positions, idx], axis=2),
                        (n, n_windows, c))
-    ct = _reshape(e, e.x(0, dtype), (n, n_windows, c))
+    ct = _reshape(e, e.operand(0, dtype), (n, n_windows, c))
     zeros = _full(e, 0, (n, math.prod(padded), c), dtype)
     summed = e.node("ScatterElements", [zeros, targets, ct], axis=1, reduction="add")
     summed = _reshape(e, summed, (n, *padded, c))
@@ -1357,11 +1352,11 @@ def _max_pool_scatter(e: _Equation) -> str:
 
 def _matmul(e: _Equation) -> str:
     """ONNX ``MatMul`` has NumPy's rules, as MLX's: vectors, broadcast batches."""
-    return e.node("MatMul", e.xs(e.out_dtype))
+    return e.node("MatMul", e.operands(e.out_dtype))
 
 
 def _einsum(e: _Equation) -> str:
-    return e.node("Einsum", e.xs(e.out_dtype), equation=e.params["subscripts"])
+    return e.node("Einsum", e.operands(e.out_dtype), equation=e.params["subscripts"])
 
 
 # ----------------------------------------------------------------------------
@@ -1406,7 +1401,7 @@ def _stable_order(e: _Equation, key: str, dtype: mx.Dtype, axis: int, n: int,
 
 def _argsort(e: _Equation) -> str:
     axis = e.params["axis"]
-    order = _stable_order(e, e.x(0), e.dtype(0), axis, e.shape(0)[axis],
+    order = _stable_order(e, e.operand(0), e.dtype(0), axis, e.shape(0)[axis],
                           e.params["descending"])
     return e.cast(order, mx.int64, e.out_dtype)
 
@@ -1416,21 +1411,21 @@ def _sort(e: _Equation) -> list[str]:
     ``num_keys`` (the last key sorted first, each earlier one stably after)."""
     axis, num_keys = e.params["dimension"], e.params["num_keys"]
     n = e.shape(0)[axis]
-    order = _stable_order(e, e.x(num_keys - 1), e.dtype(num_keys - 1), axis, n, False)
+    order = _stable_order(e, e.operand(num_keys - 1), e.dtype(num_keys - 1), axis, n, False)
     for i in reversed(range(num_keys - 1)):
-        key = e.node("GatherElements", [e.x(i), order], axis=axis)
+        key = e.node("GatherElements", [e.operand(i), order], axis=axis)
         order = e.node("GatherElements", [order, _stable_order(e, key, e.dtype(i), axis, n,
                                                                False)], axis=axis)
-    return [e.node("GatherElements", [x, order], axis=axis) for x in e.xs()]
+    return [e.node("GatherElements", [x, order], axis=axis) for x in e.operands()]
 
 
 def _top_k(e: _Equation) -> list[str]:
     """The first ``k`` of the stable descending order (NaNs first, as MLX's)."""
     x_shape, k = e.shape(0), e.params["k"]
     axis = len(x_shape) - 1
-    order = _stable_order(e, e.x(0), e.dtype(0), axis, x_shape[axis], True)
+    order = _stable_order(e, e.operand(0), e.dtype(0), axis, x_shape[axis], True)
     top = _slice(e, order, [0], [k], [axis])
-    values = e.node("GatherElements", [e.x(0), top], axis=axis)
+    values = e.node("GatherElements", [e.operand(0), top], axis=axis)
     return [values, e.cast(top, mx.int64, e.out_avals[1].dtype)]
 
 
@@ -1441,7 +1436,7 @@ def _top_k(e: _Equation) -> list[str]:
 
 def _inline_graph(e: _Equation) -> list[str]:
     """A call of a staged graph (``jit``, ``remat``): its equations in place."""
-    return e.inline(e.params["graph"], e.xs())
+    return e.inline(e.params["graph"], e.operands())
 
 
 def _inline_function(e: _Equation) -> list[str]:
@@ -1452,16 +1447,16 @@ def _inline_function(e: _Equation) -> list[str]:
     graph, hoisted = stage(e.params["fun"], avals, "to_onnx: a custom-rule function")
     if hoisted:
         raise _unmapped(e.eqn, "its function closes over values of an enclosing transform")
-    return e.inline(simplify(graph), e.xs())
+    return e.inline(simplify(graph), e.operands())
 
 
 def _cond(e: _Equation) -> list[str]:
     """Every branch, then each output selected by the index (clamped into
     range, as ``cond`` takes it): what jit's own lowering runs."""
     branches = e.params["branches"]
-    operands = [e.x(i) for i in range(1, e.n_in)]
+    operands = [e.operand(i) for i in range(1, e.n_in)]
     outs = [e.inline(g, operands) for g in branches]
-    index = e.node("Clip", [e.x(0, mx.int64), e.scalar(0, mx.int64),
+    index = e.node("Clip", [e.operand(0, mx.int64), e.scalar(0, mx.int64),
                             e.scalar(len(branches) - 1, mx.int64)])
     result = outs[-1]
     for i in range(len(branches) - 2, -1, -1):
@@ -1502,7 +1497,7 @@ def _scan(e: _Equation) -> list[str]:
     in the order of the xs (``reverse`` scans and stacks backwards)."""
     p = e.params
     graph, n_consts, n_carry, length = p["graph"], p["n_consts"], p["n_carry"], p["length"]
-    ops = e.xs()
+    ops = e.operands()
     consts, carry, xs = ops[:n_consts], ops[n_consts:n_consts + n_carry], ops[n_consts + n_carry:]
     n_ys = len(graph.outs) - n_carry
     if length == 0:  # onnxruntime's Scan cannot run no steps: the carry, and empty ys
@@ -1528,7 +1523,7 @@ def _while(e: _Equation) -> list[str]:
     p = e.params
     cond_graph, body_graph = p["cond_graph"], p["body_graph"]
     n_cond, n_body = p["n_cond_consts"], p["n_body_consts"]
-    ops = e.xs()
+    ops = e.operands()
     cond_consts, body_consts, carry = ops[:n_cond], ops[n_cond:n_cond + n_body], \
         ops[n_cond + n_body:]
     first = _emit_graph(e.builder, cond_graph, cond_consts + carry)[0]
