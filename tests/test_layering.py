@@ -32,6 +32,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("lax", {"ftorch.lax"}),
     ("numpy", {"ftorch.numpy"}),
     ("array libraries", {"ftorch.random", "ftorch.scipy", "ftorch.ops", "ftorch.test_util"}),
+    # Tools over staged graphs and running code: host callbacks, export, the profiler.
+    ("debugging, export and profiling", {"ftorch.debug", "ftorch.export", "ftorch.profiler"}),
     ("models and training", {"ftorch.nn", "ftorch.optim", "ftorch.data"}),
     ("checkpoints", {"ftorch.serialization"}),
     ("distributed training", {"ftorch.distributed"}),

@@ -17,7 +17,6 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -75,8 +74,16 @@ class Provenance:
         return f"Provenance({self.filename}:{self.lineno}{extra})"
 
 
-# code object -> whether it belongs to ftorch: the stack walk's one test.
-_inside: dict[Any, bool] = {}
+# id(code object) -> whether it belongs to ftorch, the stack walk's one test
+# (keyed by id: a code object's own hash digests its contents at each call);
+# the code objects are kept, so that their ids are never reused.
+_inside: dict[int, bool] = {}
+_kept: list = []
+# The last provenance made from the stack, and what it was made from (code
+# object, line, scopes' version): consecutive operations of one line share it.
+_last: list = [None, 0, -1, None]
+# Bumped whenever the scopes change.
+_scopes_version = 0
 
 
 def here() -> Provenance:
@@ -88,12 +95,19 @@ def here() -> Provenance:
     frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
-        inside = _inside.get(code)
+        inside = _inside.get(id(code))
         if inside is None:
-            inside = _inside[code] = os.path.abspath(code.co_filename).startswith(
+            inside = _inside[id(code)] = os.path.abspath(code.co_filename).startswith(
                 _PACKAGE_DIR + os.sep)
+            _kept.append(code)
         if not inside:
-            return Provenance(code.co_filename, frame.f_lineno, code.co_name, tuple(_scopes))
+            lineno = frame.f_lineno
+            last = _last
+            if last[0] is code and last[1] == lineno and last[2] == _scopes_version:
+                return last[3]
+            made = Provenance(code.co_filename, lineno, code.co_name, tuple(_scopes))
+            last[:] = code, lineno, _scopes_version, made
+            return made
         frame = frame.f_back
     return Provenance(None, 0, "", tuple(_scopes))
 
@@ -113,11 +127,14 @@ def made_by(where: Provenance | None) -> Iterator[None]:
 @contextmanager
 def scope(name: str) -> Iterator[None]:
     """The block's operations are in the named scope ``name``."""
+    global _scopes_version
     _scopes.append(name)
+    _scopes_version += 1
     try:
         yield
     finally:
         _scopes.pop()
+        _scopes_version += 1
 
 
 def current_scope() -> tuple[str, ...]:
