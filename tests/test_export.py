@@ -201,3 +201,31 @@ def test_symbolic_shape_parsing():
     assert export.symbolic_shape("(b, 3)") == ("b", 3)
     with pytest.raises(ValueError, match="neither a size nor a dimension name"):
         export.symbolic_shape("b, 3x")
+
+
+def test_to_onnx_runs_in_onnxruntime_with_the_leaf_names(tmp_path):
+    import onnxruntime
+
+    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          lambda x: x.reshape(x.shape[0], -1), nn.Linear(4 * 4 * 4, 3))
+    params, _ = model.init(random.key(0), ft.ShapeDtypeStruct((1, 8, 8, 1), mx.float32))
+    forward = ft.jit(lambda params, x: nn.functional.log_softmax(model(params, x), axis=-1))
+    x = random.normal(random.key(1), (2, 8, 8, 1))
+    exp = export.export(forward)(params, x)
+    onnx_model = exp.to_onnx(tmp_path / "cnn.onnx")
+    assert (tmp_path / "cnn.onnx").stat().st_size > 0
+    names = [i.name for i in onnx_model.graph.input]
+    assert names[-1] == "x" and any(n.startswith("params.") for n in names)
+    session = onnxruntime.InferenceSession(str(tmp_path / "cnn.onnx"),
+                                           providers=["CPUExecutionProvider"])
+    feed = {n: np.array(v) for n, v in zip(names, ft.tree.leaves((params, x)))}
+    np.testing.assert_allclose(session.run(None, feed)[0], np.array(forward(params, x)),
+                               rtol=1e-5, atol=1e-5)
+    _close(exp.call(params, x), forward(params, x))  # pooling windows without strided views
+    # MLX's shapeless export cannot resize slices (the pooling windows): a clear error.
+    with pytest.raises(ValueError, match="Slice cannot infer output shapes.*export at fixed"):
+        export.export(forward)(params, ft.ShapeDtypeStruct(("b", 8, 8, 1), mx.float32))
+    mlp, mlp_params = _mlp()
+    poly = export.export(ft.jit(mlp))(mlp_params, ft.ShapeDtypeStruct(("b", 6), mx.float32))
+    with pytest.raises(ValueError, match="fixed shapes only"):
+        poly.to_onnx()

@@ -18,14 +18,32 @@ inline their graphs), else its MLX ``impl``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ftorch.backend import cpu_math, rewrites
 from ftorch.core import Primitive
 from ftorch.graph import Graph, interpret
 
-__all__ = ["lower", "apply_lowering"]
+__all__ = ["lower", "apply_lowering", "portable_ops"]
+
+#: While set (``portable_ops``), lowerings emit only ops that
+#: ``mx.export_function`` can write: no strided views (``as_strided``).
+portable = False
+
+
+@contextmanager
+def portable_ops() -> Iterator[None]:
+    """Lowerings in the block emit only ops an ``.mlxfn`` file can hold
+    (``ftorch.export``); a rule with a faster form that cannot be written
+    (pooling windows as a strided view) takes a portable one."""
+    global portable
+    previous, portable = portable, True
+    try:
+        yield
+    finally:
+        portable = previous
 
 
 def lower(graph: Graph) -> Callable:

@@ -50,7 +50,7 @@ import mlx.core as mx
 import numpy as np
 
 from ftorch import api_util, tree
-from ftorch.backend.lowering import lower
+from ftorch.backend.lowering import lower, portable_ops
 from ftorch.config import config
 from ftorch.core import ShapeDtypeStruct, format_aval
 from ftorch.dtypes import to_mlx_dtype
@@ -356,7 +356,7 @@ def _export_bytes(graph: Graph, example: list, shapeless: bool, metadata: str) -
     run = lower(_with_contiguous_constants(graph))
     previous, config.fast_cpu_math = config.fast_cpu_math, False
     try:
-        with tempfile.TemporaryDirectory() as folder:
+        with tempfile.TemporaryDirectory() as folder, portable_ops():
             path = os.path.join(folder, "function.mlxfn")
             mx.export_function(path, lambda *xs: tuple(run(*xs)), *example,
                                shapeless=shapeless, metadata=metadata)

@@ -62,6 +62,7 @@ from typing import Any
 import mlx.core as mx
 
 import ftorch.primitives as lax
+from ftorch.backend import lowering as lowering_state
 from ftorch.core import Primitive, aval_of, is_floating, mlx_at
 from ftorch.primitives._rules import add_tangents, linear, move_bdim, shape_of, tangent_to
 from ftorch.primitives.linalg import canonical_subscripts
@@ -108,12 +109,18 @@ def _mx_dilate(x: mx.array, factors: Ints) -> mx.array:
 
 def _mx_windows(x: mx.array, window: Ints, stride: Ints, dilation: Ints) -> mx.array:
     """The windows of ``x`` (``(N, *P, C)``, padded already) as a strided
-    view ``(N, *out, *window, C)``."""
+    view ``(N, *out, *window, C)``; for export, stacked strided slices
+    (``mx.export_function`` cannot write views; 1.45x slower compiled)."""
     shape = x.shape
     strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
     spatial = range(1, len(shape) - 1)
     out = [(shape[a] - dilated(k, d)) // s + 1
            for a, k, s, d in zip(spatial, window, stride, dilation)]
+    if lowering_state.portable:
+        pieces = [x[(slice(None), *(slice(o * d, o * d + s * (n - 1) + 1, s) for o, d, s, n
+                                     in zip(offset, dilation, stride, out)), slice(None))]
+                  for offset in itertools.product(*(range(k) for k in window))]
+        return mx.stack(pieces, axis=x.ndim - 1).reshape(shape[0], *out, *window, shape[-1])
     # mx.contiguous: as_strided reads a sliced view's buffer wrongly (it
     # raises "AsStrided must be used with row contiguous arrays only").
     return mx.as_strided(
