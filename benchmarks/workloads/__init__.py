@@ -74,6 +74,7 @@ def _all() -> dict[str, Workload]:
         nn_train,
         optim_update,
         per_example,
+        profiler,
         qlora,
         quantized,
         rnn,
@@ -85,7 +86,7 @@ def _all() -> dict[str, Workload]:
     mods = (chain, mlp_train, per_example, hvp, transformer, rnn, rnn_scan, sampling,
             deep_mlp, deep_mlp_remat, optim_update, nn_train, mlp_eager_small, gp,
             checkpoint_io, jit_overhead, mlx_untouched, long_loops, quantized, qlora,
-            mixed_precision)
+            mixed_precision, profiler)
     # A module defines WORKLOAD, or WORKLOADS for a family of rows.
     found = [w for m in mods for w in getattr(m, "WORKLOADS", None) or (m.WORKLOAD,)]
     return {w.name: w for w in found}
