@@ -112,6 +112,12 @@ def here() -> Provenance:
     return Provenance(None, 0, "", tuple(_scopes))
 
 
+def latest() -> Provenance | None:
+    """The provenance ``here`` last found from the stack: that of the
+    equation staging just made, for transforms that trace above it."""
+    return _last[3]
+
+
 @contextmanager
 def made_by(where: Provenance | None) -> Iterator[None]:
     """Operations made in the block have provenance ``where`` (None: found

@@ -16,6 +16,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+import ftorch.core.trace as trace_state
 import ftorch.primitives as lax
 from ftorch.core import (
     INEXACT,
@@ -44,10 +45,15 @@ class Node:
         self.out = out
         self.parents = parents  # per input: (Node, output index) or None
         self.seq = next(_sequence)  # creation order is a topological order
-        # Where the primal op was written: set while a graph is re-staged, or
-        # found from the stack when the NaN checks ask for it.
-        self.provenance = provenance.context if (
-            provenance.context is not None or not provenance.recording) else provenance.here()
+        # Where the primal op was written: set while a graph is re-staged;
+        # while one is staged, its equation's (just made); else found from
+        # the stack when the NaN checks ask for it.
+        if provenance.context is not None:
+            self.provenance = provenance.context
+        elif trace_state._dynamic is not None:
+            self.provenance = provenance.latest()
+        else:
+            self.provenance = provenance.here() if provenance.recording else None
 
 
 class VJPTracer(PrimalTracer):
@@ -110,7 +116,16 @@ def backward(roots: list, cotangents: list, inputs: list[Node]) -> list:
                 n_out = len(node.out) if node.prim.multiple_results else 1
                 slots = acc[id(node)] = [None] * n_out
                 heapq.heappush(ready, (-node.seq, node))
-        slots[index] = ct if slots[index] is None else lax.add(slots[index], ct)
+        if slots[index] is None:
+            slots[index] = ct
+        elif node.provenance is None and not provenance.recording:
+            slots[index] = lax.add(slots[index], ct)
+        else:  # the sum points back at the op whose result it differentiates
+            previous, provenance.context = provenance.context, _in_backward(node, "sum")
+            try:
+                slots[index] = lax.add(slots[index], ct)
+            finally:
+                provenance.context = previous
 
     for (node, index), ct in zip(roots, cotangents):
         if ct is not None:
@@ -135,13 +150,17 @@ def backward(roots: list, cotangents: list, inputs: list[Node]) -> list:
     return [acc.get(id(n), [None])[0] for n in inputs]
 
 
-def _in_backward(node: Node) -> provenance.Provenance:
-    """The provenance of what ``node``'s VJP rule makes: the primal op's
-    line and scope, in the backward pass."""
+def _in_backward(node: Node, what: str = "rule") -> provenance.Provenance:
+    """The provenance of what ``node``'s VJP rule makes (``what="rule"``) or
+    of the sum of its result's cotangents (``"sum"``): the primal op's line
+    and scope, in the backward pass."""
     where = node.provenance
     if where is None:
         where = provenance.Provenance(None, 0, "", provenance.current_scope())
-    return where.in_rule(f"the VJP rule of {node.prim.name}", "backward")
+    name = node.prim.name if node.prim is not None else "an input"
+    rule = (f"the VJP rule of {name}" if what == "rule" else
+            f"the sum of the cotangents of {name}'s result")
+    return where.in_rule(rule, "backward")
 
 
 def vjp_flat(f: Callable, primals: list) -> tuple[list, Callable]:
