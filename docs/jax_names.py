@@ -40,6 +40,7 @@ NAMESPACES = {
     "jax.random": "ftorch.random",
     "jax.debug": "ftorch.debug",
     "jax.export": "ftorch.export",
+    "jax.profiler": "ftorch.profiler",
     "jax.nn": "ftorch.nn.functional",
     "jax.nn.initializers": "ftorch.nn.initializers",
     "jax.scipy.linalg": "ftorch.scipy.linalg",

@@ -66,11 +66,13 @@ parameters). ``memory_summary()`` reports MLX's allocator now.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -82,7 +84,9 @@ from ftorch.graph import Graph, evaluate
 from ftorch.transforms import executable as jit_events
 from ftorch.transforms.jit import jit_p
 
-__all__ = ["profile", "KeyAverages", "Row", "Event", "Step", "memory_summary"]
+__all__ = ["profile", "KeyAverages", "Row", "Event", "Step", "memory_summary", "trace",
+           "start_trace", "stop_trace", "TraceAnnotation", "StepTraceAnnotation",
+           "annotate_function"]
 
 
 @dataclass
@@ -654,3 +658,137 @@ def memory_summary() -> str:
     body = [f"  {label:<6}  {size:>{width}}  {what}" for (label, _, what), size in
             zip(lines, sizes)]
     return "\n".join([f"MLX memory on {mx.default_device()}", *body])
+
+
+# ----------------------------------------------------------------------------
+# jax.profiler's names
+# ----------------------------------------------------------------------------
+
+# The profile start_trace began, and where stop_trace writes it.
+_jax_trace: tuple[profile, str] | None = None
+
+
+def start_trace(log_dir: str | os.PathLike, create_perfetto_link: bool = False,
+                create_perfetto_trace: bool = False, profiler_options: Any = None) -> None:
+    """Start a profile that ``stop_trace`` writes to ``log_dir``, as
+    ``jax.profiler.start_trace``: a Chrome trace (``profile``'s, for
+    Perfetto), not TensorBoard's format. The options are accepted for JAX
+    code; Perfetto opens the file as it is.
+
+    >>> import ftorch as ft, mlx.core as mx, tempfile, os
+    >>> folder = tempfile.mkdtemp()
+    >>> ft.profiler.start_trace(folder)
+    >>> _ = ft.numpy.sin(mx.ones(3))
+    >>> path = ft.profiler.stop_trace()
+    >>> os.path.dirname(path) == folder and path.endswith(".trace.json")
+    True
+    """
+    global _jax_trace
+    del create_perfetto_link, create_perfetto_trace, profiler_options
+    if _jax_trace is not None:
+        raise RuntimeError("start_trace: a trace is already being recorded (stop_trace ends it)")
+    recording = profile()
+    recording.start()
+    _jax_trace = (recording, os.fspath(log_dir))
+
+
+def stop_trace() -> str:
+    """Stop the profile ``start_trace`` began and write its Chrome trace to
+    ``log_dir/ftorch-<time>.trace.json``; returns the path."""
+    global _jax_trace
+    if _jax_trace is None:
+        raise RuntimeError("stop_trace: no trace is being recorded (start_trace begins one)")
+    (recording, log_dir), _jax_trace = _jax_trace, None
+    recording.stop()
+    os.makedirs(log_dir, exist_ok=True)
+    path = os.path.join(log_dir, time.strftime("ftorch-%Y%m%d-%H%M%S") +
+                        f"-{os.getpid()}.trace.json")
+    recording.export_chrome_trace(path)
+    return path
+
+
+@contextmanager
+def trace(log_dir: str | os.PathLike, create_perfetto_link: bool = False,
+          create_perfetto_trace: bool = False, profiler_options: Any = None) -> Iterator[None]:
+    """``start_trace`` and ``stop_trace`` around a block, as
+    ``jax.profiler.trace``.
+
+    >>> import ftorch as ft, mlx.core as mx, tempfile, os
+    >>> folder = tempfile.mkdtemp()
+    >>> with ft.profiler.trace(folder):
+    ...     _ = ft.numpy.cos(mx.ones(3))
+    >>> [name.endswith(".trace.json") for name in os.listdir(folder)]
+    [True]
+    """
+    start_trace(log_dir, create_perfetto_link, create_perfetto_trace, profiler_options)
+    try:
+        yield
+    finally:
+        stop_trace()
+
+
+class TraceAnnotation:
+    """A named scope (``ft.named_scope``) as ``jax.profiler.TraceAnnotation``:
+    the profile's rows grouped by scope show it.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> with ft.profiler.profile() as prof:
+    ...     with ft.profiler.TraceAnnotation("data"):
+    ...         _ = ft.numpy.exp(mx.ones(3))
+    >>> [row.scope for row in prof.key_averages(group_by="scope")]
+    ['data']
+    """
+
+    def __init__(self, name: str, **kwargs: Any):
+        if not isinstance(name, str):
+            raise TypeError(f"TraceAnnotation: name must be a str, got {type(name).__name__}")
+        self.name = name
+        self._scope: Any = None
+
+    def __enter__(self) -> TraceAnnotation:
+        self._scope = provenance.scope(self.name)
+        self._scope.__enter__()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self._scope.__exit__(*exc_info)
+
+
+class StepTraceAnnotation(TraceAnnotation):
+    """One training step, as ``jax.profiler.StepTraceAnnotation``: a named
+    scope whose end marks a step of the profile recording (``prof.step()``).
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> with ft.profiler.profile() as prof:
+    ...     for i in range(2):
+    ...         with ft.profiler.StepTraceAnnotation("train", step_num=i):
+    ...             _ = ft.numpy.exp(mx.ones(3))
+    >>> len(prof.steps)
+    2
+    """
+
+    def __exit__(self, *exc_info: Any) -> None:
+        super().__exit__(*exc_info)
+        if _active is not None and exc_info[0] is None:
+            _active.step()
+
+
+def annotate_function(func: Callable, name: str | None = None, **kwargs: Any) -> Callable:
+    """``func`` with its operations in a named scope (its name by
+    default), as ``jax.profiler.annotate_function``.
+
+    >>> import ftorch as ft, mlx.core as mx
+    >>> f = ft.profiler.annotate_function(lambda x: ft.numpy.exp(x), name="activation")
+    >>> print(ft.make_graph(f)(mx.ones(2)))
+    graph(a:f32[2]) -> f32[2]
+      b:f32[2] = exp a  # activation
+      return b
+    """
+    scope_name = name if name is not None else getattr(func, "__name__", "function")
+
+    @functools.wraps(func)
+    def annotated(*args: Any, **call_kwargs: Any) -> Any:
+        with provenance.scope(scope_name):
+            return func(*args, **call_kwargs)
+
+    return annotated

@@ -263,6 +263,10 @@ UNCHECKED = {
                           "checks exported functions against the jitted ones"
        for n in ["export", "Exported", "deserialize", "symbolic_shape", "symbolic_args_specs",
                  "is_symbolic_dim", "default_export_platform"]},
+    **{f"jax.profiler.{n}": "records with ftorch.profiler and writes a Chrome trace, not "
+                            "xprof's: tests/test_profiler.py"
+       for n in ["trace", "start_trace", "stop_trace", "TraceAnnotation",
+                 "StepTraceAnnotation", "annotate_function"]},
 }
 
 

@@ -253,3 +253,26 @@ def test_memory_summary_names_active_peak_and_cache():
     lines = ft.profiler.memory_summary().splitlines()
     assert [line.split()[0] for line in lines[1:]] == ["active", "peak", "cache", "limit"]
     assert lines[1].split()[2] in ("MiB", "GiB")
+
+
+def test_jax_profiler_names(tmp_path):
+    from ftorch import profiler
+
+    step = ft.jit(lambda x: fnp.sum(fnp.tanh(x)))
+    with profiler.trace(tmp_path / "run"):
+        for i in range(3):
+            with profiler.StepTraceAnnotation("train", step_num=i):
+                with profiler.TraceAnnotation("forward"):
+                    step(mx.ones(4))
+    (written,) = (tmp_path / "run").iterdir()
+    events = json.loads(written.read_text())["traceEvents"]
+    assert sum(e["name"].startswith("jit(") for e in events) == 3
+    assert sum(e.get("cat") == "step" for e in events) == 3
+    with pytest.raises(RuntimeError, match="no trace is being recorded"):
+        profiler.stop_trace()
+    profiler.start_trace(tmp_path)
+    with pytest.raises(RuntimeError, match="already being recorded"):
+        profiler.start_trace(tmp_path)
+    assert profiler.stop_trace().endswith(".trace.json")
+    named = profiler.annotate_function(lambda x: fnp.exp(x), name="act")
+    assert "exp a  # act" in str(ft.make_graph(named)(mx.ones(2)))
