@@ -1,7 +1,11 @@
 """Build hooks for the documentation site (mkdocs ``hooks:``).
 
-- The notebooks in ``notebooks/`` are added to the site as pages (rendered by
-  mkdocs-jupyter, without executing them), so they are not copied into docs/.
+- The notebooks in ``notebooks/`` are added to the site as pages, rendered by
+  mkdocs-jupyter with their outputs: each from its executed copy in
+  ``build/executed/notebooks/`` when that is current, else executed (at small
+  sizes) as the site is built, unless ``FTORCH_DOCS_EXECUTE=0``;
+  ``docs/notebook_outputs.py`` says how. They are not copied into docs/, and
+  the download link of a page gives the notebook as committed.
 - ``<!-- ftorch:names jax -->`` in a page is replaced by the JAX translation
   tables, built from ftorch's own namespaces (``__all__``) and JAX's and
   optax's public names as ``docs/jax_names.py`` stores and scopes them (JAX
@@ -11,6 +15,9 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -20,10 +27,12 @@ from mkdocs.structure.files import File, Files
 import ftorch  # noqa: F401  (before anything imports mlx.core: it loads the BLAS)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import notebook_outputs  # noqa: E402
 from jax_names import coverage, out_of_scope, public, versions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
+log = logging.getLogger("mkdocs.hooks.notebooks")
 
 # How each namespace is usually imported, for the tables' headings.
 IMPORTED_AS = {"jax": "jax", "ftorch": "ft", "jax.numpy": "jnp", "ftorch.numpy": "fnp",
@@ -208,11 +217,44 @@ SAME_NAME_DIFFERENT = {
 
 @mkdocs.plugins.event_priority(100)  # before mkdocs-jupyter looks for notebooks
 def on_files(files: Files, config) -> Files:
-    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
-        files.append(File(f"notebooks/{path.name}", src_dir=str(ROOT),
+    execute = os.environ.get("FTORCH_DOCS_EXECUTE", "1") != "0"
+    for path in notebook_outputs.notebooks():
+        src = notebook_outputs.executed_copy(path)
+        if src is None and execute:
+            log.info(f"Executing notebooks/{path.name} at small sizes (no current copy in "
+                     f"build/executed/notebooks/)")
+            try:
+                notebook_outputs.run(path)
+                src = notebook_outputs.executed_copy(path)
+            except Exception as e:
+                lines = str(e).strip().splitlines()
+                log.warning(f"notebooks/{path.name} failed at small sizes; shown without "
+                            f"outputs: {lines[-1] if lines else type(e).__name__}")
+        elif src is None:
+            log.info(f"notebooks/{path.name}: no current executed copy, shown without outputs "
+                     f"(FTORCH_DOCS_EXECUTE=0)")
+        # build/executed/ mirrors the repository; a File's path must be
+        # src_dir/src_uri (mkdocs-jupyter's wrapper of a File reads src_dir).
+        files.append(File(f"notebooks/{path.name}",
+                          src_dir=str(ROOT if src is None else notebook_outputs.EXECUTED.parent),
                           dest_dir=config["site_dir"],
                           use_directory_urls=config["use_directory_urls"]))
     return files
+
+
+@mkdocs.plugins.event_priority(-100)  # after mkdocs-jupyter copies the rendered notebook
+def on_post_page(output: str, page, config) -> str:
+    if page.file.src_uri.startswith("notebooks/") and page.file.src_uri.endswith(".ipynb"):
+        name = Path(page.file.src_uri).name
+        target = Path(page.file.abs_dest_path).parent / name
+        if target.exists():  # the download link offers the notebook as committed
+            shutil.copyfile(NOTEBOOKS / name, target)
+    return output
+
+
+def on_serve(server, config, builder):
+    server.watch(str(NOTEBOOKS))  # outside docs_dir
+    return server
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

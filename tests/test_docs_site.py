@@ -1,10 +1,20 @@
 """The documentation site (mkdocs.yml, docs/): it builds with ``mkdocs build
 --strict`` (a warning is an error: a broken link or anchor, a page missing
-from the files, a docstring the API reference cannot parse), and every
-``python`` code block of its hand-written pages runs. Blocks that cannot run
-here (JAX or PyTorch code) are fenced as ``py`` instead."""
+from the files, a docstring the API reference cannot parse), every
+``python`` code block of its hand-written pages runs, and the notebooks'
+pages show their outputs. Blocks that cannot run here (JAX or PyTorch code)
+are fenced as ``py`` instead.
 
+The notebooks' outputs come from their executed copies in
+build/executed/notebooks/ (docs/notebook_outputs.py). Before the build, the
+notebooks without a current copy are executed here, through the same
+once-per-session run that tests/test_notebooks.py checks: in one session each
+notebook runs once, whichever test file comes first. The build itself executes
+nothing (``FTORCH_DOCS_EXECUTE=0``)."""
+
+import html
 import importlib.util
+import json
 import os
 import pathlib
 import re
@@ -16,7 +26,10 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-BUILD_TIMEOUT = 600  # about 20 s on 2 cores; generous for a loaded machine
+sys.path.insert(0, str(DOCS))
+import notebook_outputs  # noqa: E402
+
+BUILD_TIMEOUT = 600  # about 40 s on 2 cores; generous for a loaded machine
 PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
@@ -25,29 +38,88 @@ def _env() -> dict:
     return {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def test_site_builds_strictly():
+@pytest.fixture(scope="module")
+def executed():
+    """Every notebook's executed copy is current, or the error of its run."""
+    failed = {}
+    for path in notebook_outputs.notebooks():
+        if notebook_outputs.executed_copy(path) is None:
+            try:
+                notebook_outputs.run(path)
+            except Exception as e:
+                failed[path.name] = e
+    return failed
+
+
+@pytest.fixture(scope="module")
+def site(executed):
+    """The site built with ``--strict``: (its folder, mkdocs' exit status and output)."""
     if importlib.util.find_spec("mkdocs") is None:
         pytest.fail("mkdocs is not installed: pip install -e '.[dev]' (the docs build is "
                     "part of the test suite)")
-    with tempfile.TemporaryDirectory() as site:
+    with tempfile.TemporaryDirectory() as built:
         try:
             result = subprocess.run(
-                [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", site],
-                cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+                [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", built],
+                cwd=ROOT, env={**_env(), "FTORCH_DOCS_EXECUTE": "0"}, capture_output=True,
+                text=True, timeout=BUILD_TIMEOUT)
         except subprocess.TimeoutExpired as e:
             pytest.fail(f"mkdocs build took over {BUILD_TIMEOUT} s:\n{e.stderr or ''}")
-        output = result.stdout + result.stderr
-        problems = [line for line in output.splitlines()
-                    if line.startswith(("WARNING", "ERROR")) or "Aborted" in line]
-        assert result.returncode == 0, (
-            "mkdocs build --strict failed:\n" + "\n".join(problems) + "\n\n" + output[-6000:])
-        built = pathlib.Path(site)
-        for page in ["index.html", "guides/from-jax/index.html", "api/numpy/index.html",
-                     "notebooks/01_quickstart/index.html"]:
-            assert (built / page).is_file(), page
-        # The JAX table is generated at build time from ftorch's namespaces.
-        jax_page = (built / "guides/from-jax/index.html").read_text()
-        assert "<!-- ftorch:names" not in jax_page and "value_and_grad" in jax_page
+        yield pathlib.Path(built), result.returncode, result.stdout + result.stderr
+
+
+def _built(site) -> pathlib.Path:
+    built, returncode, _ = site
+    if returncode != 0:
+        pytest.fail("the site does not build (see test_site_builds_strictly)")
+    return built
+
+
+def test_site_builds_strictly(site):
+    built, returncode, output = site
+    problems = [line for line in output.splitlines()
+                if line.startswith(("WARNING", "ERROR")) or "Aborted" in line]
+    assert returncode == 0, (
+        "mkdocs build --strict failed:\n" + "\n".join(problems) + "\n\n" + output[-6000:])
+    for page in ["index.html", "guides/from-jax/index.html", "api/numpy/index.html",
+                 "notebooks/01_quickstart/index.html"]:
+        assert (built / page).is_file(), page
+    # The JAX table is generated at build time from ftorch's namespaces.
+    jax_page = (built / "guides/from-jax/index.html").read_text()
+    assert "<!-- ftorch:names" not in jax_page and "value_and_grad" in jax_page
+
+
+PNG = re.compile(r'<img\b[^>]*\bsrc="data:image/png;base64,')
+
+
+@pytest.mark.parametrize("path", notebook_outputs.notebooks(),
+                         ids=[p.stem for p in notebook_outputs.notebooks()])
+def test_notebook_page_shows_outputs(path, executed, site):
+    """A notebook's page carries the outputs of its executed copy: as many
+    plots, and its first printed line. Nothing of it is in the committed
+    notebook, which has no outputs."""
+    if path.name in executed:
+        pytest.fail(f"{path.name} does not run at small sizes (see test_notebooks.py):\n"
+                    f"{executed[path.name]}")
+    page = (_built(site) / "notebooks" / path.stem / "index.html").read_text(encoding="utf-8")
+    copy = notebook_outputs.executed_copy(path)
+    assert copy is not None, f"{path.name}: its executed copy changed during the build"
+    outputs = [out for cell in json.loads(copy.read_text(encoding="utf-8"))["cells"]
+               if cell["cell_type"] == "code" for out in cell.get("outputs", [])]
+    assert outputs, f"{path.name}: the executed notebook has no outputs"
+    plots = sum("image/png" in out.get("data", {}) for out in outputs)
+    shown = len(PNG.findall(page))
+    assert shown >= plots, f"{path.name}: {plots} plots in its executed copy, {shown} on its page"
+    printed = [line.strip() for out in outputs if out["output_type"] == "stream"
+               for line in "".join(out["text"]).splitlines() if line.strip()]
+    if printed:
+        assert printed[0] in html.unescape(page), (
+            f"{path.name}: its first printed line {printed[0]!r} is not on its page")
+
+
+def test_some_notebook_pages_have_plots(site):
+    pages = (_built(site) / "notebooks").glob("*/index.html")
+    assert sum(len(PNG.findall(p.read_text(encoding="utf-8"))) for p in pages) >= 5
 
 
 _RUNNER = """
