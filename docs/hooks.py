@@ -6,6 +6,9 @@
   sizes) as the site is built, unless ``FTORCH_DOCS_EXECUTE=0``;
   ``docs/notebook_outputs.py`` says how. They are not copied into docs/, and
   the download link of a page gives the notebook as committed.
+- A notebook page's title and table of contents are taken from its rendered
+  headings: mkdocs-jupyter's drop the code spans (`grad`) from headings'
+  text, and link to anchors that do not exist when a heading has code.
 - ``<!-- ftorch:names jax -->`` in a page is replaced by the JAX translation
   tables, built from ftorch's own namespaces (``__all__``) and JAX's and
   optax's public names as ``docs/jax_names.py`` stores and scopes them (JAX
@@ -15,14 +18,18 @@
 
 from __future__ import annotations
 
+import html
 import logging
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
 
 import mkdocs.plugins
+from markdown.extensions.toc import nest_toc_tokens
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.toc import get_toc
 
 import ftorch  # noqa: F401  (before anything imports mlx.core: it loads the BLAS)
 
@@ -240,6 +247,35 @@ def on_files(files: Files, config) -> Files:
                           dest_dir=config["site_dir"],
                           use_directory_urls=config["use_directory_urls"]))
     return files
+
+
+_HEADING = re.compile(r"<h([1-6])\b([^>]*)>(.*?)</h\1>", re.S)
+_ID = re.compile(r'\bid="([^"]*)"')
+_ANCHOR_LINK = re.compile(r'<a class="anchor-link"[^>]*>.*?</a>', re.S)
+
+
+def _text(inner_html: str) -> str:
+    """A heading's text as mkdocs and Python-Markdown take it: tags (``<code>``
+    included) stripped, their text kept, entities left escaped."""
+    return " ".join(re.sub(r"<[^>]*>", "", inner_html).split())
+
+
+def on_page_content(output: str, page, config, files) -> str:
+    if not page.file.src_uri.endswith(".ipynb"):
+        return output
+    tokens = []
+    for level, attrs, inner in _HEADING.findall(output):
+        anchor = _ID.search(attrs)
+        if anchor is None:
+            continue
+        inner = _ANCHOR_LINK.sub("", inner)
+        tokens.append({"level": int(level), "id": html.unescape(anchor.group(1)),
+                       "name": _text(inner), "html": inner, "data-toc-label": ""})
+    title = next((t["name"] for t in tokens if t["level"] == 1), None)
+    if title:
+        page.title = title
+    page.toc = get_toc(nest_toc_tokens(tokens))
+    return output
 
 
 @mkdocs.plugins.event_priority(-100)  # after mkdocs-jupyter copies the rendered notebook

@@ -1,9 +1,10 @@
 """The documentation site (mkdocs.yml, docs/): it builds with ``mkdocs build
 --strict`` (a warning is an error: a broken link or anchor, a page missing
 from the files, a docstring the API reference cannot parse), every
-``python`` code block of its hand-written pages runs, and the notebooks'
-pages show their outputs. Blocks that cannot run here (JAX or PyTorch code)
-are fenced as ``py`` instead.
+``python`` code block of its hand-written pages runs, the notebooks' pages
+show their outputs, and no title in the navigation, a table of contents or
+a page's ``<title>`` has lost the text of a code span. Blocks that cannot run
+here (JAX or PyTorch code) are fenced as ``py`` instead.
 
 The notebooks' outputs come from their executed copies in
 build/executed/notebooks/ (docs/notebook_outputs.py). Before the build, the
@@ -120,6 +121,62 @@ def test_notebook_page_shows_outputs(path, executed, site):
 def test_some_notebook_pages_have_plots(site):
     pages = (_built(site) / "notebooks").glob("*/index.html")
     assert sum(len(PNG.findall(p.read_text(encoding="utf-8"))) for p in pages) >= 5
+
+
+# A title that lost a code span: "under , and , to any order", "with  and",
+# "1. : derivatives", "The staged graph:" (but ".mlxfn and ONNX" is whole).
+LOST_CODE = re.compile(r"\s[,;:!?)]|\s\.(?!\w)|\(\s|\s\s|[,:(]$|^[,;:]|^\.(?!\w)")
+NAV_TEXT = re.compile(r'<span class="md-ellipsis">(.*?)</span>', re.S)
+
+
+def _titles(page: str) -> list[str]:
+    """The titles of the navigation, the table of contents and the page."""
+    found = [m.group(1) for m in NAV_TEXT.finditer(page)]
+    found += re.findall(r"<title>(.*?)</title>", page, re.S)
+    return [html.unescape(re.sub(r"<[^>]*>", "", t)).strip() for t in found]
+
+
+def _has(text: str, code: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(code)}(?!\w)", text) is not None
+
+
+def test_titles_keep_code_spans(site):
+    built = _built(site)
+    bad = {}
+    for page in sorted(built.rglob("*.html")):
+        for title in _titles(page.read_text(encoding="utf-8")):
+            if LOST_CODE.search(title):
+                bad.setdefault(title, str(page.relative_to(built)))
+    assert not bad, f"titles that lost a code span (title: a page showing it): {bad}"
+    # Every code span of a notebook's headings is in its page's titles (its
+    # table of contents), and those of its first heading in the navigation of
+    # every page ("A new op that works under `grad`, `vmap` and `jit`").
+    home = (built / "index.html").read_text(encoding="utf-8")
+    for path in notebook_outputs.notebooks():
+        page = (built / "notebooks" / path.stem / "index.html").read_text(encoding="utf-8")
+        titles = " | ".join(_titles(page))
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        headings = [h for cell in cells if cell["cell_type"] == "markdown"
+                    for h in re.findall(r"^#{1,6} (.*)$", "".join(cell["source"]), re.M)]
+        for heading in headings:
+            for code in re.findall(r"`([^`]+)`", heading):
+                assert _has(titles, code), f"{path.name}: `{code}` of {heading!r} missing"
+        link = re.search(rf'href="notebooks/{path.stem}/"[^>]*>(.*?)</a>', home, re.S)
+        nav = " ".join(html.unescape(re.sub(r"<[^>]*>", "", link.group(1))).split()) if link else ""
+        for code in re.findall(r"`([^`]+)`", headings[0] if headings else ""):
+            assert _has(nav, code), (
+                f"{path.name}: `{code}` of {headings[0]!r} not in its navigation title {nav!r}")
+
+
+def test_notebook_tables_of_contents_link_to_headings(site):
+    built = _built(site)
+    for page in sorted((built / "notebooks").glob("*/index.html")):
+        text = page.read_text(encoding="utf-8")
+        start = text.find("md-nav--secondary")  # the page's table of contents
+        toc = text[start:text.find("</nav>", start)] if start >= 0 else ""
+        ids = set(re.findall(r'\bid="([^"]+)"', text))
+        missing = [a for a in re.findall(r'href="#([^"]+)"', toc) if a not in ids]
+        assert not missing, f"{page.parent.name}: table of contents links to {missing}"
 
 
 _RUNNER = """
