@@ -229,3 +229,19 @@ def test_to_onnx_runs_in_onnxruntime_with_the_leaf_names(tmp_path):
     poly = export.export(ft.jit(mlp))(mlp_params, ft.ShapeDtypeStruct(("b", 6), mx.float32))
     with pytest.raises(ValueError, match="fixed shapes only"):
         poly.to_onnx()
+
+
+def test_a_gradient_over_a_symbolic_batch():
+    # The seed of a sum's gradient is a constant of ones the size of the batch:
+    # the exported file makes it from the batch's size.
+    loss = lambda w, x: fnp.sum(fnp.tanh(x @ w) ** 2)  # noqa: E731
+    grad = ft.jit(ft.grad(loss))
+    w = random.normal(random.key(0), (3, 2))
+    exp = export.export(grad)(w, ft.ShapeDtypeStruct(("b", 3), mx.float32))
+    for n in (1, 4, 13):
+        x = random.normal(random.key(n), (n, 3))
+        _close(exp.call(w, x), grad(w, x))
+    # A mean's 1/n is a value, not a shape: refused, naming the line.
+    mean_grad = ft.jit(ft.grad(lambda w, x: fnp.mean(fnp.tanh(x @ w))))
+    with pytest.raises(ValueError, match="not polymorphic in 'b'.*test_export.py"):
+        export.export(mean_grad)(w, ft.ShapeDtypeStruct(("b", 3), mx.float32))

@@ -50,7 +50,7 @@ import mlx.core as mx
 import numpy as np
 
 from ftorch import api_util, tree
-from ftorch.backend.lowering import lower, portable_ops
+from ftorch.backend.lowering import apply_lowering, lower, portable_ops
 from ftorch.config import config
 from ftorch.core import ShapeDtypeStruct, format_aval
 from ftorch.dtypes import to_mlx_dtype
@@ -353,7 +353,9 @@ def _check_exportable(graph: Graph, fun_name: str) -> None:
 def _export_bytes(graph: Graph, example: list, shapeless: bool, metadata: str) -> bytes:
     """The ``.mlxfn`` of ``graph``'s lowering, with MLX's own ops (not the
     CPU approximations: the file may run on any device)."""
-    run = lower(_with_contiguous_constants(graph))
+    fills = graph.derived.get("shape-following constants")
+    graph = _with_contiguous_constants(graph)
+    run = _with_fills(graph, fills) if fills else lower(graph)
     previous, config.fast_cpu_math = config.fast_cpu_math, False
     try:
         with tempfile.TemporaryDirectory() as folder, portable_ops():
@@ -364,6 +366,34 @@ def _export_bytes(graph: Graph, example: list, shapeless: bool, metadata: str) -
                 return f.read()
     finally:
         config.fast_cpu_math = previous
+
+
+def _with_fills(graph: Graph, fills: dict) -> Callable:
+    """``graph`` (a lowered form) as an MLX function that makes each
+    shape-following constant once the variable it follows is defined
+    (``_make_following``)."""
+    by_var: dict[int, list] = {}
+    for spec, const_var in zip(fills.values(), [v for v in graph.const_vars if id(v) in fills]):
+        by_var.setdefault(id(spec[0]), []).append((const_var, spec[1:]))
+
+    def run(*args: mx.array) -> list:
+        env = {id(v): c for v, c in zip(graph.const_vars, graph.consts) if id(v) not in fills}
+
+        def define(var: Any, value: mx.array) -> None:
+            env[id(var)] = value
+            for const_var, spec in by_var.get(id(var), ()):
+                env[id(const_var)] = _make_following(value, *spec, const_var.aval.dtype)
+
+        for v, x in zip(graph.in_vars, args):
+            define(v, x)
+        for eqn in graph.eqns:
+            out = apply_lowering(eqn.prim, [a.value if isinstance(a, Literal) else env[id(a)]
+                                            for a in eqn.inputs], eqn.params)
+            for v, o in zip(eqn.outs, out if eqn.prim.multiple_results else [out]):
+                define(v, o)
+        return [a.value if isinstance(a, Literal) else env[id(a)] for a in graph.outs]
+
+    return run
 
 
 def _with_contiguous_constants(graph: Graph) -> Graph:
@@ -465,13 +495,17 @@ def _polymorphic(first: Graph, second: Graph, fun_name: str, symbols: list) -> G
 
 
 def _unify(a: Graph, b: Graph) -> Graph:
-    if len(a.eqns) != len(b.eqns):
+    if len(a.eqns) != len(b.eqns) or len(a.consts) != len(b.consts):
         raise _BakedIn(None, "stages a different number of operations at the two sizes")
-    for ca, cb in zip(a.consts, b.consts):
-        if tuple(ca.shape) != tuple(cb.shape):
-            raise _BakedIn(None, f"holds a constant of shape {tuple(ca.shape)} at one size "
-                           f"and {tuple(cb.shape)} at the other")
     index_a, index_b = _var_indices(a), _var_indices(b)
+    fills = {}
+    for var_a, var_b, ca, cb in zip(a.const_vars, b.const_vars, a.consts, b.consts):
+        if tuple(ca.shape) == tuple(cb.shape):
+            if not mx.array_equal(ca, cb, equal_nan=True).item():
+                raise _BakedIn(_first_reader(a, var_a), "reads a constant whose value depends "
+                               "on the size (such as 1/n of a mean over that dimension)")
+        else:  # a filled constant the size of the batch: made from a variable's shape
+            fills[id(var_a)] = _shape_following(a, b, var_a, var_b, ca, cb, index_a, index_b)
     eqns = []
     for ea, eb in zip(a.eqns, b.eqns):
         if ea.prim is not eb.prim:
@@ -496,7 +530,80 @@ def _unify(a: Graph, b: Graph) -> Graph:
             else:
                 raise _BakedIn(ea, f"has {key}={va!r} at one size and {vb!r} at the other")
         eqns.append(Eqn(ea.prim, ea.inputs, params, ea.outs, ea.provenance))
-    return Graph(a.in_vars, a.const_vars, a.consts, eqns, a.outs)
+    unified = Graph(a.in_vars, a.const_vars, a.consts, eqns, a.outs)
+    unified.derived["shape-following constants"] = fills
+    return unified
+
+
+def _first_reader(graph: Graph, var: Any) -> Eqn | None:
+    return next((e for e in graph.eqns if any(x is var for x in e.inputs)), None)
+
+
+def _shape_following(a: Graph, b: Graph, var_a: Any, var_b: Any, ca: mx.array, cb: mx.array,
+                     index_a: dict, index_b: dict) -> tuple:
+    """For a constant whose size on one axis follows the symbolic dimensions
+    and whose values are one value or a count along that axis (a gradient's
+    seed of ones, the row indices of a gather), how to make it from a
+    variable defined before it is read: (variable, its axis of that size,
+    the constant's axis, "fill" or "iota", the value, the constant's shape)."""
+    reader = _first_reader(a, var_a)
+    baked = _BakedIn(reader, f"reads a constant of shape {tuple(ca.shape)} at one size and "
+                     f"{tuple(cb.shape)} at the other")
+    differing = [k for k, (m, n) in enumerate(zip(ca.shape, cb.shape)) if m != n]
+    if ca.ndim != cb.ndim or len(differing) != 1 or not ca.size:
+        raise baked
+    axis = differing[0]
+    kind = value = None
+    first = ca.reshape(-1)[0]
+    if mx.all(ca == first).item() and mx.all(cb == first).item():
+        kind, value = "fill", first
+    elif all(_is_count(c, axis) for c in (ca, cb)):
+        kind = "iota"
+    if kind is None:
+        raise baked
+    first_use = a.eqns.index(reader) if reader is not None else len(a.eqns)
+    known = list(a.in_vars) + [v for e in a.eqns[:first_use] for v in e.outs]
+    ids_b = {i: v for v, i in index_b.items()}
+    for v in known:
+        other = _shape_of_var(b, ids_b.get(index_a[id(v)]))
+        if other is None:
+            continue
+        for ref_axis, (m, n) in enumerate(zip(v.aval.shape, other)):
+            if m == ca.shape[axis] and n == cb.shape[axis]:
+                return v, ref_axis, axis, kind, value, tuple(ca.shape)
+    raise baked
+
+
+def _is_count(c: mx.array, axis: int) -> bool:
+    """Whether ``c`` holds 0, 1, 2, ... along ``axis`` (the same across the
+    other axes)."""
+    shape = [1] * c.ndim
+    shape[axis] = c.shape[axis]
+    count = mx.arange(c.shape[axis]).reshape(shape).astype(c.dtype)
+    return mx.array_equal(c, mx.broadcast_to(count, c.shape)).item()
+
+
+def _make_following(ref: mx.array, ref_axis: int, axis: int, kind: str, value: Any,
+                    shape: tuple, dtype: mx.Dtype) -> mx.array:
+    """The constant ``_shape_following`` describes, from ``ref``'s size on
+    ``ref_axis``, with ops MLX's shapeless export resizes (reductions,
+    cumulative sums, broadcasting, transposes; not reshapes or broadcasts
+    to a shape)."""
+    others = tuple(i for i in range(ref.ndim) if i != ref_axis)
+    line = mx.sum(mx.zeros_like(ref).astype(mx.float32), axis=others) if others else \
+        mx.zeros_like(ref).astype(mx.float32)
+    line = mx.cumsum(line + 1, axis=0) - 1 if kind == "iota" else line + value.astype(
+        mx.float32)
+    # Broadcasting puts the line on the last axis; a transpose moves it.
+    moved = tuple(n for i, n in enumerate(shape) if i != axis) + (1,)
+    return mx.moveaxis(line + mx.zeros(moved), -1, axis).astype(dtype)
+
+
+def _shape_of_var(graph: Graph, var_id: int | None) -> tuple | None:
+    for v in graph.in_vars + [v for e in graph.eqns for v in e.outs]:
+        if id(v) == var_id:
+            return tuple(v.aval.shape)
+    return None
 
 
 def _var_indices(graph: Graph) -> dict[int, int]:
