@@ -262,7 +262,8 @@ UNCHECKED = {
     **{f"jax.export.{n}": "exports to MLX's .mlxfn, not StableHLO: tests/test_export.py "
                           "checks exported functions against the jitted ones"
        for n in ["export", "Exported", "deserialize", "symbolic_shape", "symbolic_args_specs",
-                 "is_symbolic_dim", "default_export_platform"]},
+                 "is_symbolic_dim", "default_export_platform",
+                 "register_namedtuple_serialization", "register_pytree_node_serialization"]},
     **{f"jax.profiler.{n}": "records with ftorch.profiler and writes a Chrome trace, not "
                             "xprof's: tests/test_profiler.py"
        for n in ["trace", "start_trace", "stop_trace", "TraceAnnotation",

@@ -90,6 +90,10 @@ def test_train_step_exports_and_matches_over_several_steps(tmp_path):
         p_exp, s_exp, loss_exp = exp.call(p_exp, s_exp, x, y)
         _close((p_exp, s_exp, loss_exp), (p_ref, s_ref, loss_ref), tol=1e-5)
     assert float(loss_exp) < float(step(params, state, x, y)[2])  # it trains
+    # Optimizer states (ftorch's namedtuples) survive serialize/deserialize.
+    back = export.deserialize(exp.serialize())
+    assert back.in_tree == exp.in_tree and back.out_tree == exp.out_tree
+    _close(back.call(params, state, x, y), step(params, state, x, y))
     outs, _ = _run_without_ftorch(tmp_path, tmp_path / "step.mlxfn",
                                   ft.tree.leaves((params, state, x, y)))
     _close(outs, ft.tree.leaves(step(params, state, x, y)))
@@ -245,3 +249,33 @@ def test_a_gradient_over_a_symbolic_batch():
     mean_grad = ft.jit(ft.grad(lambda w, x: fnp.mean(fnp.tanh(x @ w))))
     with pytest.raises(ValueError, match="not polymorphic in 'b'.*test_export.py"):
         export.export(mean_grad)(w, ft.ShapeDtypeStruct(("b", 3), mx.float32))
+
+
+def test_registered_node_types_serialize():
+    import collections
+
+    Batch = collections.namedtuple("Batch", "x y")
+
+    class Scaled:
+        def __init__(self, value, scale):
+            self.value, self.scale = value, scale
+
+    ft.tree.register_node(Scaled, lambda s: ((s.value,), s.scale),
+                          lambda scale, children: Scaled(children[0], scale))
+    f = ft.jit(lambda b, s: Scaled(b.x * s.scale + b.y + s.value, s.scale))
+    args = (Batch(mx.ones(2), mx.ones(2)), Scaled(mx.ones(2), 3.0))
+    exp = export.export(f)(*args)
+    with pytest.raises(TypeError, match="holds a Batch"):
+        exp.serialize()
+    export.register_namedtuple_serialization(Batch, serialized_name="test_export.Batch")
+    with pytest.raises(TypeError, match="holds a Scaled"):
+        exp.serialize()
+    export.register_pytree_node_serialization(
+        Scaled, serialized_name="test_export.Scaled",
+        serialize_auxdata=lambda scale: repr(scale).encode(),
+        deserialize_auxdata=lambda data: float(data.decode()))
+    back = export.deserialize(exp.serialize())
+    out = back.call(*args)
+    assert isinstance(out, Scaled) and out.scale == 3.0 and out.value.tolist() == [5.0, 5.0]
+    with pytest.raises(ValueError, match="registered for serialization already"):
+        export.register_namedtuple_serialization(Batch, serialized_name="test_export.Batch")

@@ -40,6 +40,8 @@ dtype=mlx.core.float32))
 
 from __future__ import annotations
 
+import base64
+import importlib
 import json
 import os
 import tempfile
@@ -48,6 +50,7 @@ from typing import Any
 
 import mlx.core as mx
 import numpy as np
+import optree
 
 from ftorch import api_util, tree
 from ftorch.backend.lowering import apply_lowering, lower, portable_ops
@@ -58,7 +61,8 @@ from ftorch.graph import Eqn, Graph, Literal, eqn_needs_host, subgraphs
 from ftorch.transforms.jit import jit
 
 __all__ = ["export", "Exported", "deserialize", "symbolic_shape", "symbolic_args_specs",
-           "is_symbolic_dim", "default_export_platform"]
+           "is_symbolic_dim", "default_export_platform", "register_namedtuple_serialization",
+           "register_pytree_node_serialization"]
 
 _MAGIC = b"FTORCH-EXPORTED\x00"
 _FORMAT_VERSION = 1
@@ -672,25 +676,128 @@ def _check_dims(leaves: list, avals: Sequence[ShapeDtypeStruct], names: Sequence
 # ----------------------------------------------------------------------------
 
 
+# Node types that serialize writes, by type and by their serialized name:
+# (name, serialize_auxdata, deserialize_auxdata, from_children); namedtuples
+# have no auxdata.
+_SERIALIZED_TYPES: dict[type, tuple] = {}
+_TYPES_BY_NAME: dict[str, type] = {}
+
+
+def register_namedtuple_serialization(nodetype: type, *, serialized_name: str) -> type:
+    """Let ``Exported.serialize`` write trees holding the namedtuple class
+    ``nodetype`` under ``serialized_name``, as
+    ``jax.export.register_namedtuple_serialization``. ftorch's own
+    namedtuples (optimizer states) need no registration.
+
+    >>> import collections
+    >>> from ftorch import export
+    >>> Batch = collections.namedtuple("Batch", "x y")
+    >>> export.register_namedtuple_serialization(Batch, serialized_name="doc.Batch")
+    <class 'ftorch.export.Batch'>
+    """
+    if not (isinstance(nodetype, type) and issubclass(nodetype, tuple)
+            and hasattr(nodetype, "_fields")):
+        raise TypeError(f"register_namedtuple_serialization: {nodetype!r} is not a namedtuple "
+                        "class")
+    _register(nodetype, serialized_name, (serialized_name, None, None, None))
+    return nodetype
+
+
+def register_pytree_node_serialization(nodetype: type, *, serialized_name: str,
+                                       serialize_auxdata: Callable[[Any], bytes],
+                                       deserialize_auxdata: Callable[[bytes], Any],
+                                       from_children: Callable | None = None) -> type:
+    """Let ``Exported.serialize`` write trees holding nodes of ``nodetype``
+    (registered with ``ft.tree.register_node`` first), as
+    ``jax.export.register_pytree_node_serialization``: its auxiliary data as
+    the bytes ``serialize_auxdata`` makes, read back by
+    ``deserialize_auxdata``; ``from_children(aux, children)`` rebuilds a node
+    (default: the registered unflatten function).
+
+    >>> import ftorch as ft
+    >>> from ftorch import export
+    >>> class Pair:
+    ...     def __init__(self, a, b, tag): self.a, self.b, self.tag = a, b, tag
+    >>> _ = ft.tree.register_node(Pair, lambda p: ((p.a, p.b), p.tag),
+    ...                           lambda tag, ab: Pair(*ab, tag))
+    >>> export.register_pytree_node_serialization(
+    ...     Pair, serialized_name="doc.Pair", serialize_auxdata=str.encode,
+    ...     deserialize_auxdata=bytes.decode)
+    <class 'ftorch.export.Pair'>
+    """
+    for f, what in ((serialize_auxdata, "serialize_auxdata"),
+                    (deserialize_auxdata, "deserialize_auxdata")):
+        api_util.check_callable(f, f"register_pytree_node_serialization: {what}")
+    _register(nodetype, serialized_name,
+              (serialized_name, serialize_auxdata, deserialize_auxdata, from_children))
+    return nodetype
+
+
+def _register(nodetype: type, name: str, entry: tuple) -> None:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"serialized_name must be a non-empty str, got {name!r}")
+    if nodetype in _SERIALIZED_TYPES or name in _TYPES_BY_NAME:
+        raise ValueError(f"{nodetype.__name__} or the name {name!r} is registered for "
+                         "serialization already")
+    _SERIALIZED_TYPES[nodetype] = entry
+    _TYPES_BY_NAME[name] = nodetype
+
+
+def _ftorch_name(nodetype: type) -> str | None:
+    """The serialized name of one of ftorch's own namedtuple classes."""
+    module = getattr(nodetype, "__module__", "")
+    if (module.startswith("ftorch.") and issubclass(nodetype, tuple)
+            and hasattr(nodetype, "_fields")):
+        return f"{module}:{nodetype.__qualname__}"
+    return None
+
+
+def _type_named(name: str) -> type:
+    if name in _TYPES_BY_NAME:
+        return _TYPES_BY_NAME[name]
+    module, _, qualname = name.partition(":")
+    if module.startswith("ftorch.") and qualname:
+        found: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            found = getattr(found, part, None)
+        if isinstance(found, type) and _ftorch_name(found) == name:
+            return found
+    raise ValueError(f"deserialize: the tree holds a node serialized as {name!r}, which is not "
+                     "registered (register_namedtuple_serialization / "
+                     "register_pytree_node_serialization)")
+
+
 def _encode_tree(treedef: Any) -> Any:
-    """A tree of tuples, lists, dicts (str keys) and None as JSON; leaves
-    are ``{"leaf": i}``."""
+    """A tree as JSON: tuples, lists, dicts (str keys) and None, and
+    namedtuples and nodes registered for serialization, by name; leaves are
+    ``{"leaf": i}``."""
     skeleton = tree.unflatten(treedef, list(range(treedef.num_leaves)))
 
     def encode(node: Any) -> Any:
-        if type(node) is int:
+        kind = type(node)
+        if kind is int:
             return {"leaf": node}
         if node is None:
             return None
-        if type(node) is tuple:
+        if kind is tuple:
             return {"tuple": [encode(c) for c in node]}
-        if type(node) is list:
+        if kind is list:
             return [encode(c) for c in node]
-        if type(node) is dict and all(isinstance(k, str) for k in node):
+        if kind is dict and all(isinstance(k, str) for k in node):
             return {"dict": [[k, encode(v)] for k, v in node.items()]}
-        raise TypeError(f"serialize: the argument or result tree holds a "
-                        f"{type(node).__name__}; only tuples, lists, dicts with str keys and "
-                        "None are written (use those for exported functions' arguments)")
+        entry = _SERIALIZED_TYPES.get(kind)
+        name = entry[0] if entry is not None else _ftorch_name(kind)
+        if name is not None and (entry is None or entry[1] is None):  # a namedtuple
+            return {"namedtuple": name, "children": [encode(c) for c in node]}
+        if entry is not None:
+            children, aux, _, _ = optree.tree_flatten_one_level(node, namespace=tree.NAMESPACE)
+            return {"node": name, "aux": base64.b64encode(entry[1](aux)).decode(),
+                    "children": [encode(c) for c in children]}
+        raise TypeError(
+            f"serialize: the argument or result tree holds a {kind.__name__}; tuples, lists, "
+            "dicts with str keys, None and ftorch's namedtuples are written, other types once "
+            "registered with register_namedtuple_serialization or "
+            "register_pytree_node_serialization")
 
     return encode(skeleton)
 
@@ -705,7 +812,18 @@ def _decode_tree(data: Any) -> Any:
             return _Leaf(node["leaf"])
         if "tuple" in node:
             return tuple(decode(c) for c in node["tuple"])
-        return {k: decode(v) for k, v in node["dict"]}
+        if "dict" in node:
+            return {k: decode(v) for k, v in node["dict"]}
+        children = [decode(c) for c in node["children"]]
+        if "namedtuple" in node:
+            return _type_named(node["namedtuple"])(*children)
+        nodetype = _type_named(node["node"])
+        _, _, deserialize_aux, from_children = _SERIALIZED_TYPES[nodetype]
+        aux = deserialize_aux(base64.b64decode(node["aux"]))
+        if from_children is not None:
+            return from_children(aux, children)
+        entry = optree.register_pytree_node.get(nodetype, namespace=tree.NAMESPACE)
+        return entry.unflatten_func(aux, children)
 
     return tree.structure(decode(data), is_leaf=lambda x: isinstance(x, _Leaf))
 
