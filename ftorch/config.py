@@ -25,6 +25,11 @@ chain of ops; a long ``lax.scan`` runs rolled, so it does not count): those
 run uncompiled whatever the policy, with a warning on the ``ftorch.jit``
 logger.
 
+``ft.config.debug_nans`` / ``debug_infs`` (``FTORCH_DEBUG_NANS=1``,
+``FTORCH_DEBUG_INFS=1``; ``ft.debug_nans()`` for a block) raise
+``FloatingPointError`` at the operation that makes the first NaN (infinity),
+naming it (``ftorch.transforms.float_checks``).
+
 ``ft.config.fast_cpu_math`` (default ``True``; ``FTORCH_FAST_CPU_MATH=0`` turns
 it off) lets jit lower float32 ``tanh``, ``sigmoid``, ``erf`` and ``gelu`` on
 the CPU to the approximations of ``ftorch.backend.cpu_math`` (a few ulps,
