@@ -267,3 +267,26 @@ def test_each_signature_compiles_on_its_own_clock(caplog):
             config.log_compiles = False
     assert sum("compiling a signature" in r.message for r in caplog.records) == 2
     assert g.trace_count == 2
+
+
+def test_uncompiled_steps_do_not_chain_their_lazy_outputs():
+    # A training loop that reads only the loss: outputs the next loss does not
+    # need (batch-norm statistics, here an average of activations) must not
+    # stay lazy, each step's graph holding the previous one's activations.
+    def step(w, ema, x):
+        h = fnp.tanh(x @ w)
+        loss, g = ft.value_and_grad(lambda w: fnp.sum(fnp.tanh(x @ w) ** 2))(w)
+        return w - 0.01 * g, 0.9 * ema + 0.1 * fnp.mean(h, axis=0), loss
+
+    step = ft.jit(step, compile_after=None)
+    w, ema, x = mx.ones((64, 64)) / 64, mx.zeros(64), mx.ones((256, 64))
+    for _ in range(5):
+        w, ema, loss = step(w, ema, x)
+        loss.item()
+    mx.eval(w, ema)
+    before = mx.get_active_memory()
+    for _ in range(50):
+        w, ema, loss = step(w, ema, x)
+        loss.item()
+    grown = mx.get_active_memory() - before
+    assert grown < 256 * 64 * 4 * 5, f"active memory grew by {grown} bytes over 50 steps"
