@@ -9,8 +9,7 @@ batching, shape).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import mlx.core as mx
@@ -45,21 +44,6 @@ def add_observer(observer: Callable[[Primitive, tuple, dict, Callable], Any]) ->
 def remove_observer(observer: Callable) -> None:
     _observers.remove(observer)
     _compose()
-
-
-@contextmanager
-def observed(observer: Callable[[Primitive, tuple, dict, Callable], Any]) -> Iterator[None]:
-    """``observer`` watches the block's primitives (``add_observer``)."""
-    add_observer(observer)
-    try:
-        yield
-    finally:
-        remove_observer(observer)
-
-
-def observing() -> bool:
-    """Whether an observer is active (``ft.jit`` then binds its calls)."""
-    return _observer is not None
 
 
 def _compose() -> None:

@@ -119,18 +119,6 @@ def latest() -> Provenance | None:
 
 
 @contextmanager
-def made_by(where: Provenance | None) -> Iterator[None]:
-    """Operations made in the block have provenance ``where`` (None: found
-    from the stack again)."""
-    global context
-    previous, context = context, where
-    try:
-        yield
-    finally:
-        context = previous
-
-
-@contextmanager
 def scope(name: str) -> Iterator[None]:
     """The block's operations are in the named scope ``name``."""
     global _scopes_version
@@ -147,13 +135,3 @@ def current_scope() -> tuple[str, ...]:
     """The names of the active scopes, outermost first."""
     return context.scope if context is not None else tuple(_scopes)
 
-
-@contextmanager
-def recorded() -> Iterator[None]:
-    """Eager autodiff records provenance in the block (for the NaN checks)."""
-    global recording
-    previous, recording = recording, True
-    try:
-        yield
-    finally:
-        recording = previous

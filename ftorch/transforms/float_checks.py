@@ -33,9 +33,9 @@ import mlx.core as mx
 
 from ftorch import core
 from ftorch.config import config
-from ftorch.core import Primitive, aval_of, format_aval, is_inexact, provenance
+from ftorch.core import Primitive, aval_of, format_aval, is_inexact, primitive, provenance
 from ftorch.core.primitive import add_observer, remove_observer
-from ftorch.graph import Graph, evaluate
+from ftorch.graph import Graph, evaluate, subgraphs
 
 __all__: list[str] = []
 
@@ -97,15 +97,10 @@ def _check(prim: Primitive, args: tuple, params: dict, run: Callable) -> Any:
         _rerun(graph, args)  # raises at the equation that made it
         note = (" (a compiled call; running its graph equation by equation made none, so "
                 "compilation changed the arithmetic)")
-        return _raise(_report(prim, args, what, where, stage, note))
-    if any(isinstance(v, Graph) for v in params.values()) or prim.name in _CALLS:
-        note = f" (made inside {prim.name}'s body)"
-        return _raise(_report(prim, args, what, where, stage, note))
-    return _raise(_report(prim, args, what, where, _graph_stage or stage))
-
-
-def _raise(error: FloatingPointError) -> Any:
-    raise error
+        raise _report(prim, args, what, where, stage, note)
+    if subgraphs(params) or prim.name in _CALLS:
+        raise _report(prim, args, what, where, stage, f" (made inside {prim.name}'s body)")
+    raise _report(prim, args, what, where, _graph_stage or stage)
 
 
 def _rerun(graph: Graph, args: tuple) -> None:
@@ -122,18 +117,18 @@ def _rerun(graph: Graph, args: tuple) -> None:
 def _sync() -> None:
     """Install or remove the observer and eager provenance to match the
     settings."""
-    on = config.debug_nans or config.debug_infs
-    if on and not _state["on"]:
+    on, installed = config.debug_nans or config.debug_infs, _check in primitive._observers
+    if on and not installed:
         add_observer(_check)
-        _state["recorded"] = provenance.recording
+        _recording_before[0] = provenance.recording
         provenance.recording = True
-    elif not on and _state["on"]:
+    elif not on and installed:
         remove_observer(_check)
-        provenance.recording = _state["recorded"]
-    _state["on"] = on
+        provenance.recording = _recording_before[0]
 
 
-_state: dict[str, bool] = {"on": False, "recorded": False}
+# Whether eager autodiff recorded provenance before the checks turned it on.
+_recording_before = [False]
 config._watchers.append(_sync)
 _sync()  # FTORCH_DEBUG_NANS / FTORCH_DEBUG_INFS
 
